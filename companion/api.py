@@ -1,0 +1,131 @@
+"""The JSON API of DESIGN.md section 3. Reads are open; control calls need the bearer token.
+
+Every refusal is `{"error": "..."}` with a 4xx status, and nothing is journaled for it:
+400 a malformed request, 401 a missing or wrong token, 409 an input the rules refuse.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request, stream_with_context
+
+from companion.app import services
+from companion.games.base import GameError
+
+api = Blueprint("api", __name__)
+
+
+def error(message: str, status: int) -> tuple[Response, int]:
+    return jsonify({"error": message}), status
+
+
+def control(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Guard a control call with `Authorization: Bearer <token>`."""
+
+    @wraps(view)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        token = services().token
+        if not token:
+            return error("Control is off: the daemon was started without a token.", 401)
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return error("This needs the table's token (Authorization: Bearer <token>).", 401)
+        return view(*args, **kwargs)
+
+    return guarded
+
+
+def json_body() -> dict[str, Any]:
+    """The request's JSON object; a malformed body is refused with an error cue on the table."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        message = "The request body must be a JSON object."
+        services().table.report_error(message)
+        raise BadRequest(message)
+    return body
+
+
+class BadRequest(Exception):
+    pass
+
+
+@api.errorhandler(BadRequest)
+def bad_request(exc: BadRequest) -> tuple[Response, int]:
+    return error(str(exc), 400)
+
+
+@api.errorhandler(GameError)
+def refused(exc: GameError) -> tuple[Response, int]:
+    return error(str(exc), 409)
+
+
+@api.get("/healthz")
+def healthz() -> Any:
+    table = services().table
+    journal = table.journal.check()
+    status = {"ok": journal == "ok", "journal": journal, "game": table.game, **services().health()}
+    return jsonify(status), 200 if status["ok"] else 503
+
+
+@api.get("/api/games")
+def games() -> Any:
+    return jsonify({"games": [data.to_json() for data in services().catalog.values()]})
+
+
+@api.get("/api/state")
+def state() -> Any:
+    return jsonify(services().table.view())
+
+
+@api.get("/api/events")
+def events() -> Response:
+    svc = services()
+    stream = svc.broker.stream(svc.table.view())
+    return Response(
+        stream_with_context(stream),
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@api.post("/api/games")
+@control
+def start_game() -> Any:
+    body = json_body()
+    view = services().table.start(body.get("game"), body.get("players"), body.get("options"))  # type: ignore[arg-type]
+    return jsonify(view), 201
+
+
+@api.post("/api/actions")
+@control
+def act() -> Any:
+    return jsonify(services().table.act(json_body()))
+
+
+@api.post("/api/undo")
+@control
+def undo() -> Any:
+    return jsonify(services().table.undo())
+
+
+@api.post("/api/taps")
+@control
+def tap() -> Any:
+    """The virtual reader: exactly the path a physical tap takes."""
+    body = json_body()
+    card, uid, seat = body.get("card"), body.get("uid"), body.get("seat")
+    if (card is None) == (uid is None):
+        message = "A tap needs exactly one of 'card' (a card id) or 'uid' (a tag UID in hex)."
+        services().table.report_error(message)
+        raise BadRequest(message)
+    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
+        services().table.report_error("'seat' must be a seat number.")
+        raise BadRequest("'seat' must be a seat number.")
+    if card is not None and not isinstance(card, str) or uid is not None and not isinstance(uid, str):
+        services().table.report_error("'card' and 'uid' must be strings.")
+        raise BadRequest("'card' and 'uid' must be strings.")
+    return jsonify(services().table.tap(card=card, uid=uid, seat=seat))

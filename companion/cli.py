@@ -1,0 +1,130 @@
+"""The `companion` command: `run` the daemon, or try it with `demo`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import secrets
+import signal
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from companion import __version__
+from companion.catalog import DataError
+from companion.config import Config, ConfigError, load_config
+from companion.journal import JournalError
+
+log = logging.getLogger("companion")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="companion: %(message)s", stream=sys.stderr)
+    try:
+        return int(args.command(args) or 0)
+    except (ConfigError, DataError, JournalError, StartError) as error:
+        print(f"companion: {error}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="companion", description="Table Companion for card games.")
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    commands = parser.add_subparsers(required=True, metavar="command")
+
+    run = commands.add_parser("run", help="run the table daemon")
+    run.add_argument("--config", type=Path, help="a TOML config file (see docs/configuration.md)")
+    run.add_argument("--host", help="address to listen on (default 0.0.0.0)")
+    run.add_argument("--port", type=int, help="port for the scoreboard and API (default 8000)")
+    run.add_argument("--db", type=Path, help="the journal database (default ./companion.db)")
+    run.add_argument("--mock-pins", action="store_true", help="use mock GPIO pins even on a Pi")
+    run.set_defaults(command=cmd_run)
+
+    demo = commands.add_parser("demo", help="try it: virtual reader, mock pins, a throw-away database")
+    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    demo.set_defaults(command=cmd_demo)
+    return parser
+
+
+class StartError(Exception):
+    """The daemon cannot start; one line says why."""
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.host:
+        config.host = args.host
+    if args.port:
+        config.port = args.port
+    if args.db:
+        config.db = args.db
+    config.mock_pins = config.mock_pins or args.mock_pins
+    if not config.token:
+        raise StartError(
+            "no control token: set COMPANION_TOKEN or token in [server] of the config file "
+            "(or try `companion demo`)"
+        )
+    return serve(config)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    folder = tempfile.mkdtemp(prefix="companion-demo-")
+    config = load_config(None)
+    config.host, config.port = args.host, args.port
+    config.db = Path(folder) / "journal.db"
+    config.readers = [{"device": "virtual"}]
+    config.mock_pins = True
+    config.token = config.token or secrets.token_urlsafe(9)
+    return serve(config)
+
+
+def serve(config: Config) -> int:
+    from waitress.server import create_server
+
+    from companion.daemon import Daemon
+
+    daemon = Daemon(config)
+    try:
+        # One thread per scoreboard held open by its event stream, plus room for API calls.
+        server: Any = create_server(daemon.app, host=config.host, port=config.port, threads=24, ident=None)
+    except OSError as error:
+        daemon.close()
+        raise StartError(f"cannot listen on {config.host}:{config.port}: {error.strerror}") from error
+    daemon.start()
+    for line in urls(config):
+        print(line, flush=True)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        daemon.close()
+    return 0
+
+
+def urls(config: Config) -> list[str]:
+    host = config.host
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    lines = [
+        f"Table Companion {__version__}: journal {config.db}",
+        f"  scoreboard: http://{shown}:{config.port}/",
+        f"  control:    http://{shown}:{config.port}/control#token={config.token}",
+    ]
+    if host in ("0.0.0.0", "::"):
+        lines.append(f"  on the table's network: http://{socket.gethostname()}.local:{config.port}/")
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Puts the parts together: journal, table, engines, readers, pins, the event broker and the web."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from companion.app import create_app
+from companion.catalog import load_catalog
+from companion.config import Config
+from companion.events import Broker
+from companion.feedback import Feedback
+from companion.games import build_engines
+from companion.games.base import GameError
+from companion.journal import Journal
+from companion.pins import choose_pin_factory
+from companion.readers import Reader, VirtualReader
+from companion.table import Table
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    """Everything one running companion needs, built from a Config; `close()` releases it all."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.catalog = load_catalog()
+        self.journal = Journal(config.db)
+        self.table = Table(self.journal, build_engines(self.catalog))
+        self.broker = Broker()
+        self.table.listeners.append(self.broker)
+        factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins)
+        self.feedback = Feedback(config.pins, pin_factory=factory)
+        self.table.listeners.append(self.feedback)
+        self.readers: list[Reader] = open_readers(config)
+        self.app = create_app(self.table, self.broker, self.catalog, config.token, health=self.health)
+
+    def start(self) -> None:
+        for reader in self.readers:
+            reader.start(self.tap)
+        self.feedback(kind="state", payload=self.table.view())
+
+    def tap(self, card: str | None = None, uid: str | None = None, seat: int | None = None) -> None:
+        """A reader's tap. A refused one has already played its error cue; the reader goes on."""
+        try:
+            self.table.tap(card=card, uid=uid, seat=seat)
+        except GameError as error:
+            log.info("tap refused: %s", error)
+
+    def health(self) -> dict[str, Any]:
+        readers = [reader.status() for reader in self.readers]
+        return {
+            "readers": readers,
+            "reader": "ok" if all(r["connected"] for r in readers) else "lost",
+            "gpio": self.gpio,
+            "sse_clients": self.broker.clients,
+        }
+
+    def close(self) -> None:
+        for reader in self.readers:
+            reader.stop()
+        self.broker.close()
+        self.feedback.close()
+        self.journal.close()
+
+
+def open_readers(config: Config) -> list[Reader]:
+    """The readers the config asks for; "auto" and "virtual" give the virtual mat."""
+    readers: list[Reader] = []
+    for entry in config.readers:
+        device = entry.get("device", "auto")
+        if device in ("auto", "virtual"):
+            readers.append(VirtualReader())
+        else:
+            raise NotImplementedError(f"reader {device!r}: only the virtual reader is available so far")
+    return readers

@@ -1,0 +1,33 @@
+"""Card readers. A reader turns physical taps into `tap(card=..., uid=..., seat=...)` calls on the
+table, and reports its health for /healthz and the scoreboard."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+TapHandler = Callable[..., Any]
+"""`tap(card=None, uid=None, seat=None)`: the table's own `Table.tap`."""
+
+
+class Reader(Protocol):
+    def start(self, tap: TapHandler) -> None:
+        """Begin delivering taps (on a thread of the reader's own)."""
+
+    def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]:
+        """{"kind": "virtual" | "nfc", "device": ..., "connected": bool, "seat": int | None, "error": str | None}"""
+
+
+class VirtualReader:
+    """The virtual mat: taps arrive through POST /api/taps, which calls the table directly."""
+
+    def start(self, tap: TapHandler) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def status(self) -> dict[str, Any]:
+        return {"kind": "virtual", "device": "virtual", "connected": True, "seat": None, "error": None}

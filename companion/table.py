@@ -1,0 +1,195 @@
+"""The table: the one place where every input (card taps, seat buttons, the tablet) arrives.
+
+An input is checked by the game engine, written to the journal, and only then shown: the new state
+and its cues go to every listener (feedback on the pins, the scoreboard's event stream). A refused
+input changes nothing, is not journaled, and plays an error cue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from companion.cues import Cue
+from companion.games.base import Engine, Event, GameError
+from companion.journal import Journal, JournalError, effective_events
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, dict[str, Any]], None]
+"""Called with ("state", public view) after every change and ("cue", cue JSON) for every cue."""
+
+IDLE_VIEW: dict[str, Any] = {
+    "game": None,
+    "status": "idle",
+    "round": 0,
+    "players": [],
+    "prompt": {"text": "Start a game from the control page.", "seat": None, "tap": False, "actions": []},
+    "rounds": [],
+    "winners": [],
+}
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Table:
+    """Holds the current game, folded from the journal, and applies inputs to it one at a time."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        engines: dict[str, Engine[Any]],
+        resolve_uid: Callable[[str], str | None] = lambda uid: None,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self.journal = journal
+        self.engines = engines
+        self.resolve_uid = resolve_uid
+        self.clock = clock
+        self.listeners: list[Listener] = []
+        self._lock = threading.RLock()
+        self._events: list[Event] = []  # inputs in force, oldest first (undone ones removed)
+        self._game: str | None = None
+        self._state: Any = None
+        self._refold(effective_events(entry.event for entry in journal.entries()))
+
+    # Reading
+
+    @property
+    def game(self) -> str | None:
+        return self._game
+
+    def view(self) -> dict[str, Any]:
+        """The public view of the table, or the idle view when no game has started."""
+        with self._lock:
+            if self._game is None:
+                return dict(IDLE_VIEW)
+            return self.engines[self._game].public_view(self._state)
+
+    # Inputs
+
+    def start(self, game: str, players: list[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Start a new game (the previous one stays in the journal: undo brings it back)."""
+        return self.submit({"type": "start", "game": game, "players": players, "options": options or {}})
+
+    def tap(self, card: str | None = None, uid: str | None = None, seat: int | None = None) -> dict[str, Any]:
+        """A card read by a reader (or the virtual mat): by card id, or by tag UID via the registry."""
+        if card is None and uid is not None:
+            card = self.resolve_uid(uid)
+            if card is None:
+                self._refuse(GameError(f"Unknown tag {uid}: enroll it first.", cue="unknown-card"), uid=uid)
+        if not isinstance(card, str) or not card:
+            self._refuse(GameError("A tap needs a card id or a tag UID."))
+        event: Event = {"type": "tap", "card": card}
+        if seat is not None:
+            event["seat"] = seat
+        return self.submit(event)
+
+    def act(self, action: dict[str, Any]) -> dict[str, Any]:
+        """A non-card input (a choice, a pass...). Card taps and starts have their own calls."""
+        if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+            self._refuse(GameError("An action needs a 'type'."))
+        if action["type"] in ("tap", "start", "undo"):
+            self._refuse(GameError(f"'{action['type']}' is not an action: use its own call."))
+        return self.submit(dict(action))
+
+    def undo(self) -> dict[str, Any]:
+        """Take back the last input in force."""
+        with self._lock:
+            if not self._events:
+                self._refuse(GameError("Nothing to undo."))
+            remaining = self._events[:-1]
+            self._write({"type": "undo"})
+            self._refold(remaining)
+            view = self.view()
+            self._emit([Cue("undo", text="Took back the last input.")], view)
+            return view
+
+    def submit(self, event: Event) -> dict[str, Any]:
+        """Check, journal, apply and announce one input; raise GameError (after an error cue) if refused."""
+        with self._lock:
+            try:
+                game, state, cues = self._next(event)
+            except GameError as error:
+                self._refuse(error)
+            asked_before = self.view()["prompt"].get("seat")
+            self._write(event)
+            self._events.append(event)
+            self._game, self._state = game, state
+            view = self.view()
+            asked = view["prompt"].get("seat")
+            # One place decides "your turn" for every game: whenever the prompt turns to another seat.
+            if asked is not None and (asked != asked_before or event.get("type") == "start"):
+                name = view["players"][asked]["name"]
+                cues = [*cues, Cue("your-turn", seat=asked, text=f"{name}: {view['prompt'].get('text', '')}")]
+            self._emit(cues, view)
+            return view
+
+    def announce(self, cue: Cue) -> None:
+        """Play a cue that is not about an input (a reader lost or back, a shutdown)."""
+        with self._lock:
+            self._emit([cue], None)
+
+    def report_error(self, message: str) -> None:
+        """An input refused before it reached the table (a malformed request): error cue only."""
+        with self._lock:
+            self._emit([Cue("error", text=message)], None)
+
+    # Internals
+
+    def _next(self, event: Event) -> tuple[str, Any, list[Cue]]:
+        """What `event` would make of the table, without changing it."""
+        if event.get("type") == "start":
+            game = event.get("game")
+            engine = self.engines.get(game) if isinstance(game, str) else None
+            if engine is None:
+                known = ", ".join(sorted(self.engines))
+                raise GameError(f"Unknown game {game!r}: choose one of {known}.")
+            options = event.get("options") or {}
+            if not isinstance(options, dict):
+                raise GameError("Options must be an object.")
+            state = engine.setup(event.get("players"), options)  # type: ignore[arg-type]
+            return game, state, [Cue("game-started", text=f"{engine.data.title} begins.")]
+        if self._game is None:
+            raise GameError("No game is running: start one from the control page.")
+        engine = self.engines[self._game]
+        state, cues = engine.apply(self._state, event)
+        return self._game, state, cues
+
+    def _write(self, event: Event) -> None:
+        try:
+            self.journal.append(event, self.clock())
+        except JournalError as error:
+            log.error("%s", error)
+            self._refuse(GameError("The table could not record that input; nothing changed. Check the disk."))
+
+    def _refold(self, events: list[Event]) -> None:
+        """Rebuild the current game from the inputs in force (at start-up and after an undo)."""
+        self._game, self._state = None, None
+        for event in events:
+            try:
+                self._game, self._state, _ = self._next(event)
+            except GameError as error:
+                raise JournalError(f"the journal holds an input the rules refuse ({event}): {error}") from error
+        self._events = list(events)
+
+    def _refuse(self, error: GameError, **data: Any) -> Any:
+        self._emit([Cue(error.cue, text=str(error), data=data)], None)
+        raise error
+
+    def _emit(self, cues: list[Cue], view: dict[str, Any] | None) -> None:
+        messages: list[tuple[str, dict[str, Any]]] = []
+        if view is not None:
+            messages.append(("state", view))
+        messages.extend(("cue", cue.to_json()) for cue in cues)
+        for kind, payload in messages:
+            for listener in list(self.listeners):
+                try:
+                    listener(kind, payload)
+                except Exception:  # one broken output must not stop the table or the others
+                    log.exception("a %s listener failed", kind)
