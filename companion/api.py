@@ -125,7 +125,7 @@ def tap() -> Any:
     if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
         services().table.report_error("'seat' must be a seat number.")
         raise BadRequest("'seat' must be a seat number.")
-    if card is not None and not isinstance(card, str) or uid is not None and not isinstance(uid, str):
+    if (card is not None and not isinstance(card, str)) or (uid is not None and not isinstance(uid, str)):
         services().table.report_error("'card' and 'uid' must be strings.")
         raise BadRequest("'card' and 'uid' must be strings.")
     return jsonify(services().table.tap(card=card, uid=uid, seat=seat))

@@ -102,9 +102,9 @@ def parse_game(raw: dict[str, Any], where: str) -> GameData:
             raise fail(f"card #{number} is not a table")
         card_id, name = entry.get("id"), entry.get("name")
         if not isinstance(card_id, str) or not CARD_ID.match(card_id):
-            raise fail(f"card #{number} has no valid id (\"{game}/<card>\", lower case)")
+            raise fail(f'card #{number} has no valid id ("{game}/<card>", lower case)')
         if not card_id.startswith(game + "/"):
-            raise fail(f"card {card_id} does not start with \"{game}/\"")
+            raise fail(f'card {card_id} does not start with "{game}/"')
         if card_id in cards:
             raise fail(f"card {card_id} appears twice")
         if not isinstance(name, str) or not name:

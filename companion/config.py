@@ -1,22 +1,22 @@
 """The daemon's settings: a TOML file, then environment variables, then command-line flags.
 
-    [server]
-    host = "0.0.0.0"
-    port = 8000
-    token = "change-me"          # or COMPANION_TOKEN in the environment
+[server]
+host = "0.0.0.0"
+port = 8000
+token = "change-me"          # or COMPANION_TOKEN in the environment
 
-    [journal]
-    path = "/var/lib/companion/journal.db"
+[journal]
+path = "/var/lib/companion/journal.db"
 
-    [reader]
-    device = "auto"              # "auto", "virtual", or an nfcpy path: "usb", "tty:AMA0:pn532", "udp:127.0.0.1:5000"
+[reader]
+device = "auto"              # "auto", "virtual", or an nfcpy path ("usb", "tty:AMA0:pn532", ...)
 
-    [[readers]]                  # instead of [reader]: one reader per seat
-    device = "usb:001:004"
-    seat = 0
+[[readers]]                  # instead of [reader]: one reader per seat
+device = "usb:001:004"
+seat = 0
 
-    [pins]                       # GPIO pin numbers, see hardware/ (read by companion.feedback and companion.buttons)
-    [sound]                      # volume and quiet hours (read by companion.feedback)
+[pins]                       # GPIO pins, see hardware/ (read by companion.feedback and .buttons)
+[sound]                      # volume and quiet hours (read by companion.feedback)
 """
 
 from __future__ import annotations
@@ -85,8 +85,13 @@ def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
+_KIND_NAMES = {int: "a whole number", str: "a string", bool: "true or false"}
+
+
 def _value(table: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     value = table.get(key, default)
     if value is not None and not isinstance(value, kind):
-        raise ConfigError(f"'{key}' in the config must be a {kind.__name__}, not {value!r}")
+        raise ConfigError(
+            f"'{key}' in the config must be {_KIND_NAMES.get(kind, kind.__name__)}, not {value!r}"
+        )
     return value

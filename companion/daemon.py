@@ -25,9 +25,10 @@ class Daemon:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.catalog = load_catalog()
+        engines = build_engines(load_catalog())
+        self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = Journal(config.db)
-        self.table = Table(self.journal, build_engines(self.catalog))
+        self.table = Table(self.journal, engines)
         self.broker = Broker()
         self.table.listeners.append(self.broker)
         factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins)

@@ -124,7 +124,13 @@ class Table:
             view = self.view()
             asked = view["prompt"].get("seat")
             # One place decides "your turn" for every game: whenever the prompt turns to another seat.
-            if asked is not None and (asked != asked_before or event.get("type") == "start"):
+            # An engine may play it itself with a better text; then the table leaves it at that.
+            engine_said = any(cue.name == "your-turn" for cue in cues)
+            if (
+                asked is not None
+                and not engine_said
+                and (asked != asked_before or event.get("type") == "start")
+            ):
                 name = view["players"][asked]["name"]
                 cues = [*cues, Cue("your-turn", seat=asked, text=f"{name}: {view['prompt'].get('text', '')}")]
             self._emit(cues, view)
@@ -175,7 +181,9 @@ class Table:
             try:
                 self._game, self._state, _ = self._next(event)
             except GameError as error:
-                raise JournalError(f"the journal holds an input the rules refuse ({event}): {error}") from error
+                raise JournalError(
+                    f"the journal holds an input the rules refuse ({event}): {error}"
+                ) from error
         self._events = list(events)
 
     def _refuse(self, error: GameError, **data: Any) -> Any:

@@ -11,9 +11,10 @@ ENGINE_CLASSES: dict[str, type[Engine[Any]]] = {}
 
 
 def _register() -> None:
+    from companion.games.spy import Spy
     from companion.games.spy_team import SpyTeam
 
-    for engine in (SpyTeam,):
+    for engine in (SpyTeam, Spy):
         ENGINE_CLASSES[engine.game] = engine
 
 

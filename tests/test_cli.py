@@ -1,0 +1,103 @@
+"""The `companion` command's one-line errors and its demo."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.servers import free_port
+
+
+def companion(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 20
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "COMPANION_TOKEN"}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_run_without_a_token_says_how_to_give_one(tmp_path: Path) -> None:
+    result = companion("run", "--mock-pins", "--db", str(tmp_path / "j.db"))
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip().splitlines()[-1].startswith("companion: no control token: set COMPANION_TOKEN")
+    )
+
+
+def test_an_unreadable_config_is_one_line(tmp_path: Path) -> None:
+    missing = companion("run", "--config", str(tmp_path / "nope.toml"))
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip()
+        == f"companion: cannot read the config file {tmp_path / 'nope.toml'}: No such file or directory"
+    )
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[server\nport = 1\n")
+    result = companion("run", "--config", str(broken))
+    assert result.returncode == 2
+    assert "is not valid TOML" in result.stderr and result.stderr.count("\n") == 1
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('[server]\nport = "eighty"\n')
+    result = companion("run", "--config", str(wrong))
+    assert result.stderr.strip() == "companion: 'port' in the config must be a whole number, not 'eighty'"
+
+
+def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = companion(
+            "run",
+            "--mock-pins",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            str(tmp_path / "j.db"),
+            env={"COMPANION_TOKEN": "t"},
+        )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"companion: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+
+
+def test_the_demo_prints_its_urls_and_serves(tmp_path: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "companion.cli", "demo", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert f"scoreboard: http://127.0.0.1:{port}/" in lines[1]
+        assert f"control:    http://127.0.0.1:{port}/control#token=" in lines[2]
+        token = lines[2].strip().split("#token=")[1]
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/games",
+            method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            data=b'{"game": "spy-team", "players": ["A", "B", "C", "D"]}',
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 201
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            assert b'"gpio":"mock"' in response.read()
+    finally:
+        process.terminate()
+        process.wait(timeout=5)

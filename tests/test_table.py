@@ -1,0 +1,160 @@
+"""The table: inputs checked by the engine, journaled, folded; refusals change nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.catalog import load_catalog
+from companion.games import build_engines
+from companion.games.base import GameError
+from companion.journal import Journal
+from companion.table import Table
+
+PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
+
+
+def new_table(path: Path) -> tuple[Table, list[tuple[str, dict[str, Any]]]]:
+    table = Table(Journal(path), build_engines(load_catalog()), resolve_uid={"04a1b2": "spy-team/red-7"}.get)
+    heard: list[tuple[str, dict[str, Any]]] = []
+    table.listeners.append(lambda kind, payload: heard.append((kind, payload)))
+    return table, heard
+
+
+def ready(table: Table) -> None:
+    table.start("spy-team", PLAYERS, {"start": 0})
+    table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    table.act({"type": "mission", "seat": 1, "tile": "3/3", "target": 3})
+
+
+def cue_names(heard: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return [payload["cue"] for kind, payload in heard if kind == "cue"]
+
+
+def test_an_idle_table_asks_for_a_game(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    view = table.view()
+    assert view["status"] == "idle" and view["game"] is None
+    with pytest.raises(GameError, match="No game is running"):
+        table.tap(card="spy-team/red-1")
+    assert list(table.journal.entries()) == []
+
+
+def test_an_accepted_input_is_journaled_then_announced(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    order: list[str] = []
+    # The listener looks at the journal when the state arrives: the entry must already be there.
+    table.listeners.append(lambda kind, payload: order.append(f"{kind}:{len(list(table.journal.entries()))}"))
+    ready(table)
+    order.clear()
+    table.tap(card="spy-team/red-3")
+    assert [e.event["type"] for e in table.journal.entries()] == ["start", "mission", "mission", "tap"]
+    assert order[0] == "state:4"
+    assert set(order) == {"state:4", "cue:4"}
+    assert table.view()["trick"][0]["card"] == "spy-team/red-3"
+
+
+def test_a_refused_input_plays_an_error_cue_and_changes_nothing(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    table.tap(card="spy-team/red-3")
+    before, entries = table.view(), len(list(table.journal.entries()))
+    heard.clear()
+    with pytest.raises(GameError, match="already"):
+        table.tap(card="spy-team/red-3")
+    assert table.view() == before
+    assert len(list(table.journal.entries())) == entries
+    assert cue_names(heard) == ["error"]
+    assert not any(kind == "state" for kind, _ in heard)
+
+
+def test_an_unknown_tag_plays_the_unknown_card_cue_with_its_uid(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    with pytest.raises(GameError, match="Unknown tag 04ffff"):
+        table.tap(uid="04ffff")
+    assert heard[-1] == (
+        "cue",
+        {
+            "cue": "unknown-card",
+            "seat": None,
+            "text": "Unknown tag 04ffff: enroll it first.",
+            "data": {"uid": "04ffff"},
+        },
+    )
+    # A registered UID is the card it was enrolled as.
+    table.tap(uid="04a1b2")
+    assert table.view()["trick"][0]["card"] == "spy-team/red-7"
+
+
+def test_undo_takes_back_the_last_input_and_is_journaled(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    before = table.view()
+    table.tap(card="spy-team/red-3")
+    view = table.undo()
+    assert view == before
+    assert [e.event["type"] for e in table.journal.entries()][-2:] == ["tap", "undo"]
+    assert "undo" in cue_names(heard)
+
+
+def test_undo_of_a_start_brings_back_the_game_before(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    ready(table)
+    table.tap(card="spy-team/red-3")
+    first = table.view()
+    table.start("spy-team", ["W", "X", "Y", "Z"], {"start": 2})
+    assert table.view()["players"][0]["name"] == "W"
+    assert table.undo() == first
+    for _ in range(4):
+        table.undo()
+    assert table.view()["status"] == "idle"
+    with pytest.raises(GameError, match="Nothing to undo"):
+        table.undo()
+
+
+def test_a_restarted_table_resumes_the_exact_game(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    ready(table)
+    for card in ("spy-team/red-3", "spy-team/red-9", "spy-team/blue-4", "spy-team/red-1", "spy-team/red-20"):
+        table.tap(card=card)
+    table.undo()
+    view = table.view()
+    table.journal.close()
+    again, _ = new_table(tmp_path / "j.db")
+    assert again.view() == view
+    assert again.view()["prompt"] == view["prompt"]
+
+
+def test_the_prompt_turning_to_a_seat_plays_your_turn_for_it(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    heard.clear()
+    table.tap(card="spy-team/red-3")
+    turns = [p for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
+    assert [t["seat"] for t in turns] == [1]
+
+
+def test_a_journal_that_cannot_write_refuses_the_input_whole(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    before = table.view()
+    table.journal._db.close()  # the disk is gone
+    heard.clear()
+    with pytest.raises(GameError, match="could not record"):
+        table.tap(card="spy-team/red-3")
+    assert table.view() == before
+    assert cue_names(heard) == ["error"]
+
+
+def test_a_broken_listener_does_not_stop_the_others(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+
+    def broken(kind: str, payload: dict[str, Any]) -> None:
+        raise RuntimeError("unplugged")
+
+    table.listeners.insert(0, broken)
+    table.start("spy-team", PLAYERS)
+    assert "game-started" in cue_names(heard)
