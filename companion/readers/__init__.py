@@ -17,7 +17,8 @@ class Reader(Protocol):
     def stop(self) -> None: ...
 
     def status(self) -> dict[str, Any]:
-        """{"kind": "virtual" | "nfc", "device": ..., "connected": bool, "seat": int | None, "error": str | None}"""
+        """Health for /healthz: {"kind": "virtual" | "nfc", "device": ..., "connected": bool,
+        "seat": int | None, "error": str | None}"""
 
 
 class VirtualReader:
