@@ -1,0 +1,113 @@
+// SPY on the scoreboard: one panel per player in their colour, with the exposure track (which cards
+// are face up, which is the next target), the lit bombs as a count (never which bomb) and the latest
+// outcome. Everything shown comes from the public view; the view holds no hidden card, so neither can this.
+"use strict";
+
+(() => {
+  const {h} = Companion;
+  // The colours in the order the game data lists them (seeds/spy.toml), for the setup strip.
+  const COLOURS = ["green", "red", "purple", "blue"];
+  const OUTCOME_CLASS = {
+    "spied": "spied", "revealed": "revealed", "bomb-lit": "lit", "boom": "boom",
+    "already-exposed": "spied", "pass": "pass", "dropped": "boom",
+  };
+
+  function capital(word) { return word ? word[0].toUpperCase() + word.slice(1) : ""; }
+
+  // One exposure slot: "Safe 1" is a fixed position on every player's track, not a secret.
+  // `next` is the index of the current Exposure Target (null when none is: out, or the game is over).
+  function slot(entry, index, next) {
+    const [kind, number] = splitLabel(entry.card);
+    const isNext = !entry.revealed && next === index;
+    const classes = ["slot", entry.revealed ? "up" : "down"];
+    if (isNext) classes.push("next");
+    return h("li", {class: classes.join(" "),
+      title: `${entry.card}: ${entry.revealed ? "face up" : isNext ? "the next target" : "hidden"}`},
+      h("span", {class: "kind"}, kind),
+      h("span", {class: "num"}, number),
+      h("span", {class: "state"}, entry.revealed ? "✓ face up" : isNext ? "next" : "hidden"));
+  }
+
+  function splitLabel(label) {
+    const cut = label.lastIndexOf(" ");
+    return cut < 0 ? [label, ""] : [label.slice(0, cut), label.slice(cut + 1)];
+  }
+
+  // Bombs as fuses: how many are lit out of how many, lit ones first; which bomb is never known.
+  function bombs(player) {
+    const icons = [];
+    for (let i = 0; i < player.bombs; i++) {
+      icons.push(h("span", {class: `bomb ${i < player.bombs_lit ? "lit" : ""}`, "aria-hidden": "true"},
+        h("span", {class: "fuse"})));
+    }
+    return h("div", {class: "bombs", title: `${player.bombs_lit} of ${player.bombs} bombs lit`},
+      h("span", {class: "label"}, "Bombs lit"),
+      h("span", {class: "icons"}, icons),
+      h("span", {class: `count ${player.bombs_lit ? "hot" : ""}`}, `${player.bombs_lit} / ${player.bombs}`));
+  }
+
+  function outcome(o, cls = "outcome") {
+    if (!o) return h("p", {class: `${cls} none`}, "—");
+    return h("p", {class: `${cls} ${OUTCOME_CLASS[o.kind] || ""}`}, o.text);
+  }
+
+  function panel(view, player) {
+    const won = (view.winners || []).includes(player.seat);
+    const classes = ["seat", "player", player.colour || "unclaimed"];
+    if (view.turn === player.seat) classes.push("active");
+    if (view.status === "setup" && view.prompt && view.prompt.seat === player.seat) classes.push("active");
+    if (player.eliminated) classes.push("out");
+    if (won) classes.push("winner");
+
+    let state;
+    if (won) state = h("span", {class: "tag win"}, "WINNER");
+    else if (player.eliminated) state = h("span", {class: "tag out"}, "OUT");
+    else if (view.status === "setup") state = h("span", {class: "tag"}, player.colour ? capital(player.colour) : "choosing…");
+    else if (view.turn === player.seat) state = h("span", {class: "tag turn"}, "SPYING");
+    else state = h("span", {class: "tag in"}, "in play");
+
+    const body = view.status === "setup"
+      ? [h("p", {class: "waiting"}, player.colour ? `plays ${player.colour}` : "taps the Spy card of a colour")]
+      : [h("ol", {class: "track", "aria-label": "exposure track"}, player.exposure.map((e, i) => slot(e, i, view.status === "playing" ? player.next : null))),
+         bombs(player),
+         outcome(player.last_outcome)];
+
+    return h("section", {class: classes.join(" "), dataset: {seat: player.seat}},
+      h("header", {},
+        h("span", {class: "name"}, player.name),
+        view.start === player.seat ? h("span", {class: "badge", title: "starts (the youngest player)"}, "★") : null,
+        state),
+      ...body);
+  }
+
+  // During setup: which colours are taken (and by whom) and which the prompt still offers.
+  function colourStrip(view) {
+    const free = new Set((view.prompt.actions || []).filter((a) => a.type === "claim").map((a) => a.colour));
+    const chips = [];
+    for (const colour of COLOURS) {
+      const owner = view.players.find((p) => p.colour === colour);
+      if (owner) chips.push(h("li", {class: `chip ${colour} taken`}, h("b", {}, capital(colour)), ` ${owner.name}`));
+      else if (free.has(colour)) chips.push(h("li", {class: `chip ${colour} free`}, h("b", {}, capital(colour)), " free"));
+    }
+    return h("ul", {class: "colours", "aria-label": "colours"}, chips);
+  }
+
+  function headline(view) {
+    if (view.status === "game-over") {
+      const names = view.winners.map((s) => view.players[s].name).join(" and ");
+      return h("div", {class: "headline over"}, h("p", {class: "big"}, `${names} wins!`), outcome(view.last_outcome, "latest"));
+    }
+    if (view.status === "setup") return h("div", {class: "headline"}, h("p", {class: "lead"}, "Claim your colours"), colourStrip(view));
+    return h("div", {class: "headline"}, outcome(view.last_outcome, "latest"));
+  }
+
+  Companion.registerGame("spy", {
+    render(view, root) {
+      root.replaceChildren(
+        h("div", {class: `spy ${view.status}`, dataset: {players: view.players.length}},
+          headline(view),
+          h("div", {class: "players"}, view.players.map((p) => panel(view, p)))));
+    },
+    startOptions: [{name: "start", label: "Youngest player starts", type: "seat"}],
+  });
+})();
