@@ -11,10 +11,11 @@ ENGINE_CLASSES: dict[str, type[Engine[Any]]] = {}
 
 
 def _register() -> None:
+    from companion.games.peanuts import Peanuts
     from companion.games.spy import Spy
     from companion.games.spy_team import SpyTeam
 
-    for engine in (SpyTeam, Spy):
+    for engine in (SpyTeam, Spy, Peanuts):
         ENGINE_CLASSES[engine.game] = engine
 
 

@@ -383,7 +383,7 @@ class Spy(Engine[SpyState]):
             name = state.players[seat]
             free = [c for c in self._allowed_colours(state) if c not in state.colours]
             return {
-                "text": f"{name}: tap the Spy card of your colour (or choose it below)",
+                "text": f"{name}: tap the Spy card of your colour",
                 "seat": seat,
                 "tap": True,
                 "actions": [

@@ -1,0 +1,1309 @@
+"""SPY x FAMILY: Mission for Peanuts: the rules engine, from the rulebook and its FAQ.
+
+Scenario tests drive the engine with the taps and actions of docs/rules/peanuts.md. A few showdown
+tests start from a position (a state edited after the reveal, like a chess FEN) so that one turn
+reaches the end of the deck. The last tests play whole games with real cards: a seeded player moves
+cards between a physical deck, hands, Roles and piles, and the companion must agree with the table
+after every input.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import tomllib
+from typing import Any
+
+import pytest
+
+from companion.catalog import DataError, load_catalog, parse_game
+from companion.games.base import GameError
+from companion.games.peanuts import Discard, Peanuts, PeanutsState
+from companion.resources import seeds_dir
+
+DATA = load_catalog()["peanuts"]
+ENGINE = Peanuts(DATA)
+NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
+X = "\N{MULTIPLICATION SIGN}"  # combination names: "Spy <X> Telepath"
+
+
+def cid(card: str) -> str:
+    """A short card name ("seer-1") as its id ("peanuts/seer-1")."""
+    return card if card.startswith("peanuts/") else f"peanuts/{card}"
+
+
+def cid_list(text: str) -> list[str]:
+    return [cid(c) for c in text.split()]
+
+
+def role_of(card: str) -> str:
+    return DATA.cards[cid(card)]["role"]
+
+
+class Game:
+    """One game through the engine, with short helpers for taps and actions."""
+
+    def __init__(self, players: int = 3, roles: list[str] | None = None, **options: Any) -> None:
+        options.setdefault("start", 0)
+        self.state: PeanutsState = ENGINE.setup(NAMES[:players], options)
+        self.cues: list[Any] = []
+        for seat, card in enumerate(roles or []):
+            self.tap(card, seat=seat)
+
+    def send(self, event: dict[str, Any]) -> list[str]:
+        self.state, self.cues = ENGINE.apply(self.state, event)
+        return [cue.name for cue in self.cues]
+
+    def tap(self, card: str, seat: int | None = None) -> list[str]:
+        event: dict[str, Any] = {"type": "tap", "card": cid(card)}
+        if seat is not None:
+            event["seat"] = seat
+        return self.send(event)
+
+    def do(self, kind: str, **fields: Any) -> list[str]:
+        return self.send({"type": kind, **fields})
+
+    def play(self, card: str, how: str) -> list[str]:
+        """The current player taps a card from their hand, then ASSIST or DEPLOY."""
+        self.tap(card)
+        return self.do(how)
+
+    def refused(self, event: dict[str, Any], match: str) -> str:
+        """The engine refuses `event` with a message matching `match` and changes nothing."""
+        before = copy.deepcopy(self.state)
+        with pytest.raises(GameError, match=match) as error:
+            ENGINE.apply(self.state, event)
+        assert self.state == before
+        return str(error.value)
+
+    @property
+    def view(self) -> dict[str, Any]:
+        return ENGINE.public_view(self.state)
+
+    @property
+    def prompt(self) -> dict[str, Any]:
+        return self.view["prompt"]
+
+    @property
+    def deck(self) -> int:
+        return self.view["deck_count"]
+
+    def pile(self, seat: int) -> list[str | None]:
+        """A discard pile as the scoreboard shows it: ids, None for a face-down card."""
+        return [d.get("card") for d in self.view["players"][seat]["discards"]]
+
+    def role(self, seat: int) -> str:
+        return self.view["players"][seat]["role"]["card"]
+
+    def hand_counts(self) -> list[int]:
+        return [p["hand_count"] for p in self.view["players"]]
+
+    def action_values(self, key: str) -> list[Any]:
+        return [a[key] for a in self.prompt["actions"] if key in a]
+
+
+# ---------------------------------------------------------------------- data and setup
+
+
+def test_the_data_defines_every_role_with_notches_equal_to_copies() -> None:
+    by_role: dict[str, list[str]] = {}
+    for card in DATA.cards.values():
+        by_role.setdefault(card["role"], []).append(card.id)
+    assert set(by_role) == {
+        "spy",
+        "telepath",
+        "assassin",
+        "seer",
+        "informant",
+        "handler",
+        "agent",
+        "secret-police",
+    }
+    for role, ids in by_role.items():
+        assert all(DATA.cards[i]["notches"] == len(ids) for i in ids)
+        assert sorted(ids) == sorted(f"peanuts/{role}-{n}" for n in range(1, len(ids) + 1))
+    assert len(by_role["spy"]) == 1
+    assert len(by_role["assassin"]) >= 2
+    assert len(DATA.extra["combinations"]) == 7
+
+
+def test_deck_sizes_come_from_the_data() -> None:
+    total = len(DATA.cards)
+    assert ENGINE.deck_size(3) == total - 1 - 6 == 13
+    assert ENGINE.deck_size(4) == total - 1 - 8 == 11
+    assert ENGINE.deck_size(5) == total - 10 == 10
+
+
+def _raw() -> dict[str, Any]:
+    return tomllib.loads((seeds_dir() / "peanuts.toml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda raw: raw["cards"][1].update(notches=3), "notches"),
+        (lambda raw: raw["cards"].pop(0), "no spy card"),
+        (lambda raw: raw["combinations"].append({"rank": 2, "roles": ["spy", "spy"]}), "combinations"),
+        (lambda raw: raw["target_points"].pop("4"), "target_points"),
+        (lambda raw: raw["small_table"].update(set_aside="peanuts/seer-1"), "Assassin"),
+        (lambda raw: raw["roles"].pop(), "roles"),
+    ],
+)
+def test_wrong_data_is_refused(edit: Any, message: str) -> None:
+    raw = _raw()
+    edit(raw)
+    with pytest.raises(DataError, match=message):
+        Peanuts(parse_game(raw, "peanuts.toml"))
+
+
+def test_setup_options_and_targets() -> None:
+    assert Game(3).view["target"] == 3
+    assert Game(4).view["target"] == Game(5).view["target"] == 2
+    assert Game(3, target=1).view["target"] == 1
+    game = Game(4, start=2)
+    assert game.prompt["seat"] == 2 and game.view["turn"] == 2 and game.view["status"] == "setup"
+    for options, match in [
+        ({"start": 3}, "start"),
+        ({"target": 0}, "target"),
+        ({"speed": 1}, "Unknown option"),
+    ]:
+        with pytest.raises(GameError, match=match):
+            ENGINE.setup(NAMES[:3], options)
+    with pytest.raises(GameError, match="3 to 5 players"):
+        ENGINE.setup(NAMES[:2], {})
+
+
+def test_with_four_players_the_highest_assassin_is_set_aside() -> None:
+    game = Game(4)
+    assert game.view["set_aside"]["card"] == "peanuts/assassin-2"
+    assert game.deck == 11
+    game.refused({"type": "tap", "card": cid("assassin-2")}, "set aside")
+    game.tap("assassin-1")  # the other Assassin is in play
+    assert game.role(0) == "peanuts/assassin-1"
+
+    five = Game(5)
+    assert five.view["set_aside"] is None and five.deck == 10
+    five.tap("assassin-2")
+    assert five.role(0) == "peanuts/assassin-2"
+
+
+def test_the_reveal_seat_by_seat() -> None:
+    game = Game(3, start=1)
+    assert game.prompt == {
+        "text": "Bob: tap your Role.",
+        "seat": 1,
+        "tap": True,
+        "actions": [],
+        "step": "reveal",
+    }
+    game.refused({"type": "tap", "card": cid("spy-1")}, "never dealt")
+    assert game.tap("seer-1") == ["card-revealed", "your-turn"]
+    game.refused({"type": "tap", "card": cid("seer-1")}, r"Seer \(peanuts/seer-1\) is Bob's Role")
+    game.refused({"type": "tap", "card": cid("agent-1"), "seat": 1}, "already shown")
+    game.refused({"type": "draw"}, "Not now")
+    game.tap("agent-1", seat=0)  # a seat reader may answer out of turn
+    game.tap("handler-1")
+    view = game.view
+    assert view["status"] == "playing"
+    assert [p["role"]["card"] for p in view["players"]] == cid_list("agent-1 seer-1 handler-1")
+    assert view["prompt"]["step"] == "draw" and view["prompt"]["seat"] == 1 and view["turn"] == 1
+    assert view["players"][0]["role"] == {
+        "card": "peanuts/agent-1",
+        "name": "Agent",
+        "role": "agent",
+        "notches": 3,
+    }
+
+
+# ---------------------------------------------------------------------- a turn
+
+
+def test_a_turn_begins_with_a_draw() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    assert game.prompt["actions"] == [{"type": "draw", "label": "Draw a card"}]
+    game.refused({"type": "tap", "card": cid("agent-1")}, "Not now")
+    game.refused({"type": "draw", "seat": 1}, "Ann's move")
+    assert game.do("draw") == ["card-accepted"]
+    assert game.deck == 12 and game.hand_counts() == [2, 1, 1]
+    assert game.prompt["step"] == "act" and game.prompt["tap"]
+    game.refused({"type": "draw"}, "Not now")
+    game.refused({"type": "assist"}, "First tap")
+    game.tap("agent-1")
+    assert game.action_values("type") == ["assist", "deploy", "claim-family"]
+    game.tap("agent-2")  # changing one's mind: the last tap counts
+    assert "Agent" in game.prompt["text"]
+
+
+def test_a_draw_from_an_empty_deck_is_refused() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.state.deck = 0  # position: nothing left to draw
+    game.refused({"type": "draw"}, "deck is empty")
+
+
+# ---------------------------------------------------------------------- ASSIST actions
+
+
+def test_spy_discarded_face_up_goes_back_into_the_deck() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    cues = game.play("spy-1", "assist")
+    assert "shuffle-in" in cues
+    assert game.deck == 13 and game.pile(0) == [] and game.hand_counts() == [1, 1, 1]
+    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+
+
+def test_telepath_assist_gives_an_extra_turn() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    cues = game.play("telepath-1", "assist")
+    assert "extra-turn" in cues and "your-turn" in cues
+    assert game.pile(0) == [cid("telepath-1")]
+    assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw" and "extra turn" in game.prompt["text"]
+    game.do("draw")
+    game.play("secret-police-1", "deploy")  # the extra turn is over: Bob plays
+    assert game.prompt["seat"] == 1
+
+
+def test_assassin_discard_has_no_assist() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("assassin-1", "assist")
+    assert game.pile(0) == [cid("assassin-1")] and game.deck == 12
+    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+
+
+def test_seer_assist_discards_one_card_face_down() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    assert game.prompt["step"] == "face-down" and game.prompt["tap"] and "top 3" in game.prompt["text"]
+    assert game.deck == 12  # looking is not drawing
+    game.tap("telepath-2")
+    assert game.deck == 11
+    assert game.view["players"][0]["discards"] == [
+        {"face_up": True, "card": cid("seer-2"), "name": "Seer", "role": "seer", "notches": 2},
+        {"face_up": False},
+    ]
+    assert "telepath-2" not in json.dumps(game.view) + json.dumps([c.to_json() for c in game.cues])
+    assert game.prompt["seat"] == 1
+
+
+def test_seer_assist_may_hide_the_spy_face_down() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("spy-1")  # the FAQ: the Spy may be discarded face down, and then it stays
+    assert game.pile(0) == [cid("seer-2"), None] and game.deck == 11
+
+
+def test_informant_assist_trades_two_hands_and_the_assassin_eliminates() -> None:
+    game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
+    game.do("draw")
+    game.play("informant-1", "assist")
+    assert game.prompt["step"] == "trade"
+    pairs = game.action_values("seats")
+    assert [0, 3] in pairs and [2, 4] in pairs
+    assert all(1 not in pair for pair in pairs)  # an Assassin Role cannot trade
+    game.refused({"type": "trade", "seats": [0, 1]}, "protects them")
+    game.refused({"type": "trade", "seats": [0, 0]}, "different")
+    game.do("trade", seats=[0, 3])
+    assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 0
+    game.do("assassin", received=False)
+    assert game.prompt["seat"] == 3
+    cues = game.tap("assassin-2")  # Dee received the Assassin: the tap answers and discards it
+    assert "player-eliminated" in cues
+    dee = game.view["players"][3]
+    assert dee["eliminated"] and dee["hand_count"] == 0 and game.pile(3) == [cid("assassin-2")]
+    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+
+
+def test_a_telepath_role_is_never_asked_about_the_assassin() -> None:
+    game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
+    game.do("draw")
+    game.play("informant-1", "assist")
+    game.do("trade", seats=[2, 3])
+    assert game.prompt["seat"] == 3  # Cy (Telepath Role) is skipped
+    game.do("assassin", received=True)
+    assert game.prompt["step"] == "eliminate" and game.prompt["seat"] == 3
+    game.refused({"type": "tap", "card": cid("agent-1")}, "the Assassin")
+    game.tap("assassin-2")
+    assert game.view["players"][3]["eliminated"]
+
+
+def test_handler_assist_passes_every_role_one_seat() -> None:
+    game = Game(3, ["informant-1", "seer-1", "agent-1"])
+    game.do("draw")
+    game.play("handler-1", "assist")
+    assert game.action_values("direction") == ["left", "right"]
+    game.refused({"type": "direction", "direction": "up"}, "left")
+    game.do("direction", direction="left")  # left = clockwise: seat 0's Role goes to seat 1
+    assert [game.role(s) for s in range(3)] == cid_list("agent-1 informant-1 seer-1")
+    game.do("draw")
+    game.play("handler-2", "assist")
+    game.do("direction", direction="right")
+    assert [game.role(s) for s in range(3)] == cid_list("informant-1 seer-1 agent-1")
+
+
+def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
+    game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
+    game.do("draw")
+    game.play("agent-1", "assist")
+    assert game.prompt["step"] == "target"
+    assert game.action_values("seat") == [2, 3, 4]  # not herself, not an Assassin Role
+    game.refused({"type": "target", "seat": 1}, "protects them")
+    game.refused({"type": "target", "seat": 0}, "another player")
+    game.do("target", seat=3)
+    assert game.deck == 8 and game.hand_counts() == [2, 1, 1, 1, 1]  # Ann drew (safely)
+    assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 3
+    assert {"type": "claim-family", "label": "Ann: Finding the Family!"} in game.prompt["actions"]
+    game.tap("secret-police-1")  # Dee discards her hand, then takes one of Ann's two cards
+    assert game.pile(3) == [cid("secret-police-1")] and game.hand_counts() == [1, 1, 1, 1, 1]
+    assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
+    game.do("assassin", received=True)
+    game.tap("assassin-2")
+    assert game.view["players"][3]["eliminated"] and game.pile(3) == cid_list("secret-police-1 assassin-2")
+    assert game.prompt["seat"] == 1
+
+
+def test_agent_target_discarding_the_spy_shuffles_it_in() -> None:
+    game = Game(3, ["seer-1", "informant-1", "handler-1"])
+    game.do("draw")
+    game.play("agent-1", "assist")
+    game.do("target", seat=1)
+    assert game.deck == 11
+    assert "shuffle-in" in game.tap("spy-1")
+    assert game.deck == 12 and game.pile(1) == []
+    game.do("assassin", received=False)
+
+
+def test_faq_example_1_no_legal_target_voids_the_agent() -> None:
+    # Cy is eliminated by the Secret Police; Ann and Bob (Assassin Role) remain.
+    game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    assert game.action_values("seat") == [1, 2]
+    game.do("target", seat=2)
+    game.do("spy-found", found=True)
+    game.tap("spy-1")
+    assert game.view["players"][2]["eliminated"] and game.deck == 13  # the Spy went back in
+    game.do("draw")  # Ann's extra turn
+    cues = game.play("agent-1", "assist")
+    assert any(c.data.get("void") for c in game.cues) and "your-turn" in cues
+    assert game.deck == 12  # nobody drew for the Agent
+    assert game.pile(0) == cid_list("secret-police-1 agent-1")
+    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+
+
+def test_faq_example_2_the_agent_with_an_empty_deck_does_nothing() -> None:
+    game = Game(3, ["seer-1", "informant-1", "handler-1"])
+    game.state.deck = 1  # position: one card left
+    game.do("draw")  # Ann draws the final card
+    cues = game.play("agent-1", "assist")
+    assert any(c.data.get("void") for c in game.cues)
+    assert game.deck == 0 and game.pile(0) == [cid("agent-1")]
+    assert "showdown" in cues and game.prompt["step"] == "showdown" and game.prompt["seat"] == 1
+
+
+def test_seer_assist_with_an_empty_deck_does_nothing() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.state.deck = 1
+    game.do("draw")
+    game.play("seer-2", "assist")
+    assert any(c.data.get("void") for c in game.cues) and game.prompt["step"] == "showdown"
+
+
+def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
+    game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=2)
+    game.do("spy-found", found=True)
+    game.tap("spy-1")
+    game.do("draw")
+    game.play("informant-1", "assist")  # only Ann can trade: Bob's Assassin Role protects him
+    assert any(c.data.get("void") for c in game.cues) and game.prompt["seat"] == 1
+
+
+def test_secret_police_assist_finds_the_spy() -> None:
+    game = Game(3, ["seer-1", "secret-police-1", "informant-1"])
+    game.do("draw")
+    game.play("secret-police-2", "assist")
+    assert game.action_values("seat") == [2]  # Bob's Secret Police Role protects him
+    game.refused({"type": "target", "seat": 1}, "protects them")
+    game.do("target", seat=2)
+    assert game.prompt["step"] == "spy-found" and game.prompt["seat"] == 0
+    assert game.action_values("found") == [False, True]
+    game.do("spy-found", found=True)
+    assert game.prompt["step"] == "eliminate" and game.prompt["seat"] == 2
+    game.refused({"type": "tap", "card": cid("agent-1")}, "the Spy")
+    cues = game.tap("spy-1")
+    assert {"player-eliminated", "shuffle-in", "extra-turn"} <= set(cues)
+    assert game.deck == 13 and game.pile(2) == [] and game.view["players"][2]["eliminated"]
+    assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw"
+
+
+def test_secret_police_without_the_spy() -> None:
+    game = Game(3, ["seer-1", "secret-police-1", "informant-1"])
+    game.do("draw")
+    game.play("secret-police-2", "assist")
+    game.do("target", seat=2)
+    game.refused({"type": "spy-found", "found": "yes"}, "true or false")
+    game.do("spy-found", found=False)
+    assert game.prompt["seat"] == 1 and not game.view["players"][2]["eliminated"]
+
+
+def test_secret_police_cannot_find_a_spy_known_to_be_face_down() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("spy-1")  # face down in Ann's pile
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=2)
+    assert game.action_values("found") == [False]
+    message = game.refused({"type": "spy-found", "found": True}, "cannot be in that hand")
+    assert message == "The Spy cannot be in that hand: the table knows where it is."  # not where
+
+
+# ---------------------------------------------------------------------- DEPLOY actions
+
+
+def test_deploy_puts_the_old_role_face_up_in_the_pile() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.tap("telepath-1")
+    assert "Informant goes to the discard pile" in game.prompt["actions"][1]["label"]
+    assert game.do("deploy")[0] == "card-revealed"
+    assert game.role(0) == cid("telepath-1") and game.pile(0) == [cid("informant-1")]
+    assert game.view["players"][0]["protected_from"] == ["assassin"]
+    assert game.deck == 12 and game.prompt["seat"] == 1
+
+
+def test_spy_deploy_swaps_the_spy_for_the_top_card() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("spy-1", "deploy")
+    assert game.prompt["step"] == "spy-swap" and game.role(0) == cid("spy-1")
+    game.refused({"type": "tap", "card": cid("seer-1")}, "Bob's Role")
+    cues = game.tap("assassin-1")  # the top card becomes the Role: not a hand, so nobody is out
+    assert "shuffle-in" in cues and "player-eliminated" not in cues
+    assert game.role(0) == cid("assassin-1") and game.pile(0) == [cid("informant-1")]
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1]
+
+
+def test_spy_deploy_with_an_empty_deck_keeps_the_spy() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.state.deck = 1
+    game.do("draw")
+    game.play("spy-1", "deploy")
+    assert game.role(0) == cid("spy-1") and any(c.data.get("void") for c in game.cues)
+    assert game.prompt["step"] == "showdown"
+
+
+def test_assassin_role_protects_from_trades_and_discards() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("assassin-1", "deploy")  # drawing and deploying her is safe
+    assert game.view["players"][0]["protected_from"] == ["discard", "trade"]
+    assert not game.view["players"][0]["eliminated"]
+    game.do("draw")
+    game.play("agent-1", "assist")
+    assert game.action_values("seat") == [2]
+    game.do("target", seat=2)
+    game.tap("agent-2")
+    game.do("assassin", received=False)
+    game.do("draw")
+    game.play("informant-2", "assist")
+    assert game.action_values("seats") == [[1, 2]]
+
+
+def test_secret_police_role_protects_from_the_secret_police() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("secret-police-1", "deploy")
+    assert game.view["players"][0]["protected_from"] == ["secret-police"]
+    game.do("draw")
+    game.play("secret-police-2", "assist")
+    assert game.action_values("seat") == [2]
+
+
+def test_seer_deploy_draws_two_then_puts_two_under_the_deck() -> None:
+    game = Game(3, ["informant-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.play("seer-1", "deploy")
+    assert game.deck == 10 and game.hand_counts() == [3, 1, 1]
+    assert game.prompt["step"] == "seer-draw" and game.action_values("type") == ["done", "claim-family"]
+    game.do("done")
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
+
+
+def test_seer_deploy_with_one_card_left_draws_one() -> None:
+    game = Game(3, ["informant-1", "handler-1", "agent-1"])
+    game.state.deck = 2
+    game.do("draw")
+    game.play("seer-1", "deploy")
+    assert game.deck == 0 and game.state.steps[0].info["count"] == 1
+    game.do("done")
+    assert game.deck == 1 and game.prompt["step"] == "draw"
+
+
+def test_instant_win_after_the_seer_deploy() -> None:
+    game = Game(3, ["informant-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.play("seer-1", "deploy")  # Ann now holds three cards
+    game.do("claim-family")
+    assert game.prompt["step"] == "claim" and game.action_values("type") == ["cancel-claim"]
+    game.tap("spy-1")
+    game.tap("telepath-1")
+    cues = game.tap("assassin-1")
+    assert "family-found" in cues and "round-won" in cues
+    view = game.view
+    assert view["players"][0]["score"] == 1
+    assert view["rounds"] == [
+        {
+            "round": 1,
+            "winners": [0],
+            "reason": "Ann found the family: the Spy, the Telepath and the Assassin.",
+        }
+    ]
+    assert view["prompt"]["step"] == "round-over" and view["prompt"]["seat"] is None
+
+
+def test_informant_deploy_draws_and_returns_one() -> None:
+    game = Game(3, ["seer-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.play("informant-1", "deploy")
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1]
+    assert game.pile(0) == [cid("seer-1")] and game.prompt["seat"] == 1
+
+
+def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() -> None:
+    game = Game(5, ["informant-1", "seer-1", "assassin-1", "agent-1", "telepath-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("agent-2")  # face down in Ann's pile
+    assert game.deck == 8
+    game.do("draw")
+    game.play("handler-1", "deploy")  # Bob: his Seer goes to his pile
+    assert game.pile(0) == [cid("seer-2"), None] and game.pile(1) == [cid("seer-1")]
+    assert game.prompt["step"] == "take-back"
+    labels = [a["label"] for a in game.prompt["actions"]]
+    assert labels == ["Ann: Seer", "Ann: face-down card #2", "Bob: Seer"]
+    game.refused({"type": "take-back", "seat": 0, "index": 2}, "no card number 2")
+    assert "shuffle-in" in game.do("take-back", seat=0, index=1)
+    assert game.deck == 8 and game.pile(0) == [cid("seer-2")]
+    assert "agent-2" not in json.dumps([c.to_json() for c in game.cues])
+    assert game.prompt["step"] == "target" and game.action_values("seat") == [0, 1, 3, 4]  # Cy: Assassin Role
+    game.do("target", seat=3)  # Dee swaps her hand for the top card
+    assert game.deck == 8 and game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
+    game.do("assassin", received=False)
+    assert game.prompt["seat"] == 2
+
+
+def test_handler_deploy_can_take_back_by_tapping_a_face_up_card() -> None:
+    game = Game(3, ["informant-1", "seer-1", "agent-1"])
+    game.do("draw")
+    game.play("handler-1", "deploy")
+    game.refused({"type": "tap", "card": cid("seer-1")}, "no discard pile")
+    game.tap("informant-1")
+    assert game.pile(0) == [] and game.deck == 13
+    game.do("target", seat=0)  # she may pick herself: her Handler Role is not protected
+    game.do("assassin", received=False)
+    assert game.prompt["seat"] == 1
+
+
+def test_agent_deploy_uses_another_players_role_assist() -> None:
+    game = Game(4, ["informant-1", "assassin-1", "handler-1", "secret-police-1"])
+    game.do("draw")
+    game.play("agent-1", "deploy")
+    assert game.action_values("seat") == [2, 3]  # the Assassin has no ASSIST
+    game.refused({"type": "target", "seat": 1}, "no ASSIST")
+    game.do("target", seat=2)  # Cy's Handler: Ann passes every Role
+    assert game.prompt["step"] == "direction"
+    game.do("direction", direction="left")
+    assert [game.role(s) for s in range(4)] == cid_list("secret-police-1 agent-1 assassin-1 handler-1")
+    assert game.pile(0) == [cid("informant-1")] and game.prompt["seat"] == 1
+
+
+# ---------------------------------------------------------------------- eliminations and rounds
+
+
+def test_last_player_standing_wins_and_starts_the_next_round() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"], start=0)
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=1)
+    game.do("spy-found", found=True)
+    game.tap("spy-1")
+    game.do("draw")
+    game.play("informant-2", "assist")
+    assert game.action_values("seats") == [[0, 2]]
+    game.do("trade", seats=[0, 2])
+    game.do("assassin", received=False)
+    cues = game.tap("assassin-1")
+    assert {"player-eliminated", "round-won"} <= set(cues)
+    view = game.view
+    assert [p["score"] for p in view["players"]] == [1, 0, 0]
+    assert view["rounds"][0]["winners"] == [0] and "last player standing" in view["rounds"][0]["reason"]
+    assert view["prompt"]["actions"] == [{"type": "next-round", "label": "Deal round 2"}]
+    game.refused({"type": "draw"}, "Not now")
+    game.do("next-round")
+    view = game.view
+    assert view["round"] == 2 and view["status"] == "setup" and view["deck_count"] == 13
+    assert all(not p["eliminated"] and p["discards"] == [] and p["role"] is None for p in view["players"])
+    assert view["prompt"]["seat"] == 0
+
+
+def test_the_round_winner_starts_the_next_round() -> None:
+    game = Game(3, ["informant-1", "handler-1", "agent-1"], start=1)
+    game.do("draw")
+    game.play("seer-1", "deploy")
+    game.do("claim-family")
+    for card in ("spy-1", "telepath-1", "assassin-1"):
+        game.tap(card)
+    game.do("next-round")
+    assert game.prompt["seat"] == 1 and game.view["turn"] == 1
+
+
+def test_the_game_ends_at_the_target() -> None:
+    game = Game(3, ["informant-1", "handler-1", "agent-1"], target=1)
+    game.do("draw")
+    game.play("seer-1", "deploy")
+    game.do("claim-family")
+    game.tap("spy-1")
+    game.tap("telepath-1")
+    assert game.tap("assassin-1")[-2:] == ["round-won", "game-won"]
+    view = game.view
+    assert view["status"] == "game-over" and view["winners"] == [0]
+    assert view["prompt"] == {
+        "text": "Game over: Ann won.",
+        "seat": None,
+        "tap": False,
+        "actions": [],
+        "step": "game-over",
+    }
+    game.refused({"type": "next-round"}, "game is over")
+
+
+# ---------------------------------------------------------------------- Finding the Family
+
+
+def test_a_claim_with_the_role_as_one_of_the_family() -> None:
+    game = Game(3, ["telepath-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.do("claim-family")
+    game.tap("telepath-1")  # her own Role counts
+    game.tap("assassin-1")
+    assert "family-found" in game.tap("spy-1")
+
+
+def test_false_claims_are_refused() -> None:
+    game = Game(3, ["informant-1", "telepath-1", "agent-1"])
+    game.refused({"type": "claim-family"}, "right after a draw")
+    game.do("draw")
+    game.do("claim-family")
+    game.refused({"type": "tap", "card": cid("seer-1")}, "False claim: the Seer is not one of")
+    game.refused({"type": "tap", "card": cid("telepath-1")}, "False claim: Telepath .* Bob's Role")
+    game.refused({"type": "tap", "card": cid("assassin-2")}, "False claim: .* set aside")
+    game.refused({"type": "draw"}, "Not now")
+    game.tap("spy-1")
+    game.refused({"type": "tap", "card": cid("spy-1")}, "already tapped")
+    game.tap("telepath-2")
+    # Ann's Role is the Informant: a third family card would be a third card in a two-card hand.
+    game.refused({"type": "tap", "card": cid("assassin-1")}, "holds only 2")
+    game.do("cancel-claim")
+    assert game.prompt["step"] == "act" and game.view["claim"] is None
+    assert game.view["players"][0]["score"] == 0
+
+
+def test_a_claim_cannot_use_a_face_down_card_and_does_not_name_it() -> None:
+    game = Game(3, ["informant-1", "seer-1", "agent-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("assassin-1")
+    for _ in range(2):
+        game.do("draw")
+        game.play("informant-2" if game.prompt["seat"] == 1 else "informant-3", "deploy")
+    game.do("draw")
+    game.do("claim-family")
+    message = game.refused({"type": "tap", "card": cid("assassin-1")}, "False claim: that card is face down")
+    assert "assassin" not in message.lower()
+
+
+# ---------------------------------------------------------------------- the showdown
+
+
+def showdown(
+    roles: list[str],
+    hands: dict[int, str],
+    piles: dict[int, list[tuple[str, bool]]] | None = None,
+    last: str = "agent-3",
+    **options: Any,
+) -> Game:
+    """Five players; those without a hand in `hands` are out (position). The deck holds one card:
+    Ann draws it and discards `last` for an ASSIST that does nothing (it joins her pile); then each
+    remaining player shows their hand card."""
+    game = Game(5, roles, **options)
+    for seat in range(5):
+        if seat not in hands:
+            game.state.eliminated[seat] = True
+            game.state.hands[seat] = 0
+    for seat, pile in (piles or {}).items():
+        game.state.piles[seat] = [Discard(cid(card), up) for card, up in pile]
+    game.state.deck = 1
+    game.do("draw")
+    cues = game.play(last, "assist")
+    assert "showdown" in cues and game.prompt["step"] == "showdown"
+    for seat, card in hands.items():
+        game.tap(card, seat=seat)
+    return game
+
+
+SPARE_ROLES = ["secret-police-2", "secret-police-3", "secret-police-4"]
+
+
+def test_the_combination_table() -> None:
+    rank = {
+        name: ENGINE.combination(cid(a), cid(b))
+        for name, (a, b) in {
+            "spy-telepath": ("spy-1", "telepath-1"),
+            "spy-assassin": ("assassin-1", "spy-1"),
+            "telepath-assassin": ("telepath-1", "assassin-1"),
+            "spy-informant": ("spy-1", "informant-1"),
+            "telepath-seer": ("seer-1", "telepath-1"),
+            "handler-agent": ("handler-1", "agent-1"),
+            "assassin-secret-police": ("assassin-1", "secret-police-1"),
+        }.items()
+    }
+    assert rank["spy-telepath"] == (1, f"Spy {X} Telepath")
+    assert rank["spy-assassin"][0] == rank["spy-telepath"][0]  # equal best
+    order = [rank[k][0] for k in rank][1:]
+    assert order == sorted(order) and len(set(order)) == 6
+    assert ENGINE.combination(cid("telepath-1"), cid("telepath-2")) is None
+    assert ENGINE.combination(cid("spy-1"), cid("seer-1")) is None
+
+
+BETTER_WORSE = [
+    # (better Role, better hand), (worse Role, worse hand), one pair per step down the table
+    (("assassin-1", "spy-1"), ("telepath-2", "assassin-2")),
+    (("assassin-2", "telepath-2"), ("informant-1", "spy-1")),
+    (("informant-1", "spy-1"), ("seer-1", "telepath-1")),
+    (("telepath-1", "seer-1"), ("handler-1", "agent-1")),
+    (("agent-1", "handler-1"), ("assassin-1", "secret-police-1")),
+]
+
+
+@pytest.mark.parametrize(("better", "worse"), BETTER_WORSE)
+def test_a_higher_combination_wins_the_showdown(better: tuple[str, str], worse: tuple[str, str]) -> None:
+    # Ann (seat 0) holds the worse combination, Bob (seat 1) the better one.
+    game = showdown([worse[0], better[0], *SPARE_ROLES], {0: worse[1], 1: better[1]})
+    result = game.view["showdown"]
+    assert result["winners"] == [1] and result["decided_by"] == "combination"
+    assert game.view["rounds"][0]["reason"].startswith("Bob wins the showdown with")
+    assert game.view["players"][1]["score"] == 1
+
+
+def test_any_combination_beats_fewer_notches() -> None:
+    game = showdown(["handler-1", "seer-1", *SPARE_ROLES], {0: "agent-1", 1: "spy-1"})
+    result = game.view["showdown"]
+    assert result["winners"] == [0] and f"Handler {X} Agent" in result["reason"]
+    hands = {h["seat"]: h for h in result["hands"]}
+    assert hands[0]["combination"] == f"Handler {X} Agent" and hands[0]["notches"] == 6
+    assert hands[1]["combination"] is None and hands[1]["notches"] == 3
+
+
+def test_without_combinations_the_fewest_notches_win() -> None:
+    game = showdown(["secret-police-1", "seer-1", *SPARE_ROLES], {0: "handler-1", 1: "informant-1"})
+    result = game.view["showdown"]
+    assert result["winners"] == [1] and result["decided_by"] == "notches"
+    assert result["reason"] == "Nobody holds a combination; Bob has the fewest notches on Role and hand (5)."
+    assert all(h["discard_notches"] is None for h in result["hands"])  # piles were not needed
+
+
+def test_a_notch_tie_goes_to_the_fewest_discard_notches_face_down_included() -> None:
+    # Ann: Seer 2 + Informant 3 = 5; Bob: Telepath 2 + Handler 3 = 5 (no combination).
+    # Ann's pile: Seer 2 + the Agent she just discarded 3 = 5.
+    # Bob's pile: Informant 3 face up + Secret Police 4 face down = 7: the face-down card decides.
+    game = showdown(
+        ["seer-1", "telepath-1", *SPARE_ROLES],
+        {0: "informant-1", 1: "handler-1"},
+        piles={0: [("seer-2", True)], 1: [("informant-2", True), ("secret-police-1", False)]},
+    )
+    result = game.view["showdown"]
+    assert result["winners"] == [0] and result["decided_by"] == "discards"
+    hands = {h["seat"]: h for h in result["hands"]}
+    assert hands[0]["discard_notches"] == 5 and hands[1]["discard_notches"] == 7
+    assert "fewest notches in the discard pile (5)" in result["reason"]
+    assert "secret-police-1" not in json.dumps(game.view)
+    assert game.view["players"][1]["discards"][1] == {"face_up": False}
+
+
+def test_a_combination_tie_goes_to_notches_then_discards() -> None:
+    game = showdown(
+        ["telepath-1", "telepath-2", *SPARE_ROLES],
+        {0: "assassin-1", 1: "assassin-2"},
+        piles={1: [("handler-1", True), ("seer-1", True)]},
+    )
+    result = game.view["showdown"]
+    assert result["winners"] == [0] and result["decided_by"] == "discards"  # Ann's pile: 3 (the Agent)
+    assert result["reason"].startswith(
+        f"Ann (Telepath {X} Assassin) and Bob (Telepath {X} Assassin) hold equal combinations; "
+        "Ann and Bob tie on 4 notches"
+    )
+
+
+def test_a_tie_on_every_count_shares_the_round() -> None:
+    game = showdown(
+        ["seer-1", "telepath-1", "informant-3", *SPARE_ROLES[:2]],
+        {0: "informant-1", 1: "handler-1", 2: "handler-2"},  # Cy: Informant + Handler = 6, beaten
+        piles={1: [("agent-1", True)]},
+    )
+    result = game.view["showdown"]
+    assert result["winners"] == [0, 1] and result["decided_by"] == "tie"
+    assert "Ann and Bob share the round" in result["reason"]
+    assert [p["score"] for p in game.view["players"]] == [1, 1, 0, 0, 0]
+    assert game.view["rounds"][0]["winners"] == [0, 1]
+    game.do("next-round")
+    assert game.prompt["seat"] == 1  # the first tied winner clockwise from Ann, who ended the round
+
+
+def test_a_shared_round_can_end_the_game_for_both() -> None:
+    game = showdown(
+        ["seer-1", "telepath-1", *SPARE_ROLES],
+        {0: "informant-1", 1: "handler-1"},
+        piles={1: [("agent-1", True)]},
+        target=1,
+    )
+    assert game.view["status"] == "game-over" and game.view["winners"] == [0, 1]
+
+
+def test_showdown_taps_are_checked() -> None:
+    game = Game(3, ["seer-1", "informant-1", "handler-1"])
+    game.state.deck = 1
+    game.do("draw")
+    game.play("agent-1", "assist")
+    game.refused({"type": "tap", "card": cid("agent-1")}, "Ann's discard pile")
+    game.refused({"type": "tap", "card": cid("spy-1"), "seat": 5}, "seat number")
+    game.tap("spy-1", seat=0)  # any order, by seat
+    game.refused({"type": "tap", "card": cid("telepath-1"), "seat": 0}, "not showing")
+    shown = game.view["showdown"]
+    assert shown["winners"] == [] and [h["seat"] for h in shown["hands"]] == [0]
+
+
+# ---------------------------------------------------------------------- secrecy
+
+
+def test_the_public_view_never_names_a_face_down_card() -> None:
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    cues = [c.to_json() for c in game.cues]
+    game.tap("telepath-2")
+    cues += [c.to_json() for c in game.cues]
+    # It cannot be tapped anywhere else, and the refusal does not name it either.
+    game.do("draw")
+    message = game.refused({"type": "tap", "card": cid("telepath-2")}, "face down")
+    assert "telepath" not in message.lower()
+    game.play("handler-2", "deploy")
+    cues += [c.to_json() for c in game.cues]
+    text = json.dumps(game.view) + json.dumps(cues)
+    assert "telepath-2" not in text and "Telepath" not in text
+    assert game.view["players"][0]["discards"][1] == {"face_up": False}
+
+
+# ---------------------------------------------------------------------- a scripted round, card by card
+
+
+def test_the_deck_count_follows_the_physical_deck_through_a_scripted_round() -> None:
+    """Three players, every card of the round accounted for. `deck` is the real deck, top first."""
+    deck = cid_list(
+        "spy-1 seer-2 agent-2 informant-2 secret-police-2 handler-2 telepath-2 assassin-1 agent-3 "
+        "informant-3 handler-3 secret-police-3 secret-police-4"
+    )
+    # Dealt: Ann informant-1 (Role) + seer-1, Bob handler-1 + agent-1, Cy secret-police-1 + telepath-1.
+    game = Game(3, ["informant-1", "handler-1", "secret-police-1"])
+
+    def check() -> None:
+        assert game.deck == len(deck)
+
+    check()
+    # Ann draws the Spy and discards it face up: it is shuffled back in.
+    deck.pop(0)
+    game.do("draw")
+    check()
+    game.play("spy-1", "assist")
+    deck.insert(5, cid("spy-1"))
+    check()
+    # Bob draws Seer 2 and uses it: of the three top cards, Informant 2 goes face down to his pile.
+    deck.pop(0)
+    game.do("draw")
+    game.play("seer-2", "assist")
+    check()
+    deck.remove(cid("informant-2"))
+    game.tap("informant-2")
+    check()
+    # Cy draws Agent 2 and uses it on Ann: Cy draws, Ann discards Seer 1 and takes Secret Police 2.
+    deck.pop(0)
+    game.do("draw")
+    game.play("agent-2", "assist")
+    assert game.action_values("seat") == [0, 1]
+    deck.pop(0)
+    game.do("target", seat=0)
+    check()
+    game.tap("seer-1")
+    game.do("assassin", received=False)
+    check()
+    # Ann draws Handler 2 and deploys it: Informant 1 to her pile; she shuffles Bob's face-down card
+    # back (to the bottom), then Bob trades his Agent 1 for the top card (the Spy).
+    deck.pop(0)
+    game.do("draw")
+    game.play("handler-2", "deploy")
+    game.do("take-back", seat=1, index=1)
+    deck.append(cid("informant-2"))
+    check()
+    assert deck[0] == cid("spy-1")
+    deck[0] = cid("agent-1")
+    game.do("target", seat=1)
+    game.do("assassin", received=False)
+    check()
+    # Bob draws Agent 1 back and deploys the Spy, which swaps at once for the top card: Telepath 2.
+    deck.pop(0)
+    game.do("draw")
+    game.play("spy-1", "deploy")
+    assert deck.pop(0) == cid("telepath-2")
+    game.tap("telepath-2")
+    deck.insert(3, cid("spy-1"))
+    check()
+    assert game.pile(1) == cid_list("seer-2 handler-1")
+    # Cy draws the Assassin (safe) and discards Telepath 1: another turn.
+    assert deck.pop(0) == cid("assassin-1")
+    game.do("draw")
+    assert "extra-turn" in game.play("telepath-1", "assist")
+    check()
+    # Cy draws Agent 3 and deploys it (Secret Police 1 to his pile), using Ann's Handler: Roles go left.
+    deck.pop(0)
+    game.do("draw")
+    game.play("agent-3", "deploy")
+    game.do("target", seat=0)
+    game.do("direction", direction="left")
+    assert [game.role(s) for s in range(3)] == cid_list("agent-3 handler-2 telepath-2")
+    check()
+    # Ann draws Informant 3 and makes Bob and Cy trade: Bob receives the Assassin and is out.
+    deck.pop(0)
+    game.do("draw")
+    game.play("informant-3", "assist")
+    game.do("trade", seats=[1, 2])
+    assert game.prompt["seat"] == 1  # Cy (Telepath Role) is not asked
+    game.do("assassin", received=True)
+    assert "player-eliminated" in game.tap("assassin-1")
+    check()
+    # Cy (Bob is out) draws the Spy, uses Agent 1 on Ann: Cy draws Handler 3, Ann discards Secret
+    # Police 2 and takes Handler 3 from Cy.
+    assert game.prompt["seat"] == 2
+    deck.pop(0)
+    game.do("draw")
+    game.play("agent-1", "assist")
+    assert game.action_values("seat") == [0]
+    deck.pop(0)
+    game.do("target", seat=0)
+    game.tap("secret-police-2")
+    game.do("assassin", received=False)
+    check()
+    # Ann draws Secret Police 3 and deploys it (Agent 3 to her pile).
+    deck.pop(0)
+    game.do("draw")
+    game.play("secret-police-3", "deploy")
+    check()
+    # Cy draws Secret Police 4 and uses it: Ann's Secret Police Role protects her, so nothing happens.
+    deck.pop(0)
+    game.do("draw")
+    game.play("secret-police-4", "assist")
+    assert any(c.data.get("void") for c in game.cues)
+    check()
+    # Ann draws the final card, Informant 2, and trades hands with Cy: she receives the Spy.
+    assert deck == [cid("informant-2")]
+    deck.pop(0)
+    game.do("draw")
+    game.play("informant-2", "assist")
+    assert game.action_values("seats") == [[0, 2]]
+    game.do("trade", seats=[0, 2])
+    game.do("assassin", received=False)  # Ann is asked; Cy's Telepath Role keeps him safe
+    check()
+    # The deck is empty at the end of the turn: showdown, from Ann's left (Cy, then Ann).
+    assert game.prompt["step"] == "showdown" and game.prompt["seat"] == 2
+    game.tap("handler-3")
+    game.tap("spy-1")
+    result = game.view["showdown"]
+    # Ann: Secret Police 4 + Spy 1 = 5; Cy: Telepath 2 + Handler 3 = 5. Piles: Ann 2+3+3+4+3+3 = 18,
+    # Cy 3+2+4+3+4 = 16: Cy wins the round.
+    assert {h["seat"]: h["discard_notches"] for h in result["hands"]} == {0: 18, 2: 16}
+    assert result["winners"] == [2] and result["decided_by"] == "discards"
+    assert game.pile(0) == cid_list("seer-1 informant-1 informant-3 secret-police-2 agent-3 informant-2")
+    assert game.pile(2) == cid_list("agent-2 telepath-1 secret-police-1 agent-1 secret-police-4")
+
+
+# ---------------------------------------------------------------------- whole games with real cards
+
+FAMILY = ("spy", "telepath", "assassin")
+
+
+class Table:
+    """Real cards in step with the companion. A seeded player makes every choice a person would
+    make, moves the cards as the rules say, and feeds the companion the same taps and actions.
+    After every input the companion must agree with the table; from time to time the player also
+    tries something impossible, which must be refused without a trace."""
+
+    def __init__(self, players: int, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.n = players
+        self.state = ENGINE.setup(NAMES[:players], {"start": self.rng.randrange(players)})
+        self.inputs = 0
+        self.refusals = 0
+        self.deal()
+
+    # The physical table.
+
+    def deal(self) -> None:
+        cards = sorted(DATA.cards)
+        if self.state.set_aside:
+            cards.remove(self.state.set_aside)
+        spies = [c for c in cards if role_of(c) == "spy"]
+        cards = [c for c in cards if c not in spies]
+        self.rng.shuffle(cards)
+        self.hands = [[cards.pop(), cards.pop()] for _ in range(self.n)]
+        self.deck = cards + spies  # the top card is the last one
+        self.rng.shuffle(self.deck)
+        self.chosen = [hand.pop(self.rng.randrange(2)) for hand in self.hands]
+        self.roles: list[str | None] = [None] * self.n
+        self.piles: list[list[tuple[str, bool]]] = [[] for _ in range(self.n)]
+        self.out = [False] * self.n
+        self.received: dict[int, str] = {}
+
+    def shuffle_in(self, card: str) -> None:
+        self.deck.insert(self.rng.randrange(len(self.deck) + 1), card)
+
+    def discard_face_up(self, seat: int, card: str) -> None:
+        if role_of(card) == "spy":
+            self.shuffle_in(card)
+        else:
+            self.piles[seat].append((card, True))
+
+    def draw(self, seat: int) -> str:
+        card = self.deck.pop()
+        self.hands[seat].append(card)
+        return card
+
+    # Talking to the companion.
+
+    def send(self, event: dict[str, Any]) -> None:
+        self.state, cues = ENGINE.apply(self.state, event)
+        self.inputs += 1
+        self.check(cues)
+
+    def tap(self, card: str, **fields: Any) -> None:
+        self.send({"type": "tap", "card": card, **fields})
+
+    def check(self, cues: list[Any]) -> None:
+        view = ENGINE.public_view(self.state)
+        assert view["deck_count"] == len(self.deck)
+        in_front = [r or c for r, c in zip(self.roles, self.chosen, strict=True)]
+        total = len(self.deck) + sum(map(len, self.hands)) + len(in_front) + sum(map(len, self.piles))
+        assert total + (1 if self.state.set_aside else 0) == len(DATA.cards)
+        for seat, player in enumerate(view["players"]):
+            assert player["hand_count"] == len(self.hands[seat])
+            assert (player["role"] or {}).get("card") == self.roles[seat]
+            assert [d.get("card") for d in player["discards"]] == [
+                c if up else None for c, up in self.piles[seat]
+            ]
+            assert player["eliminated"] == self.out[seat]
+        text = json.dumps(view) + json.dumps([cue.to_json() for cue in cues])
+        for pile in self.piles:
+            for card, up in pile:
+                assert up or card not in text
+
+    def try_the_impossible(self) -> None:
+        """Tap another player's Role (it can be in no hand, no pile), or draw out of turn."""
+        others = [r for s, r in enumerate(self.roles) if r and s != self.state.turn]
+        event = {"type": "tap", "card": self.rng.choice(others)} if others else {"type": "draw"}
+        if event["type"] == "draw" and self.state.steps and self.state.steps[0].kind == "draw":
+            return
+        before = copy.deepcopy(self.state)
+        with pytest.raises(GameError):
+            ENGINE.apply(self.state, event)
+        assert self.state == before
+        self.refusals += 1
+
+    def family(self, seat: int) -> list[str] | None:
+        found: dict[str, str] = {}
+        for card in [self.roles[seat], *self.hands[seat]]:
+            assert card is not None
+            if role_of(card) in FAMILY:
+                found.setdefault(role_of(card), card)
+        return list(found.values()) if len(found) == 3 else None
+
+    def claim(self) -> bool:
+        """Right after a draw, the current player claims Finding the Family if they can."""
+        cards = self.family(self.state.turn)
+        if not cards:
+            return False
+        self.send({"type": "claim-family"})
+        for card in cards:
+            self.tap(card)
+        assert self.state.rounds[-1]["winners"] == [self.state.turn]
+        return True
+
+    # The player's moves, one per kind of prompt.
+
+    def play(self, limit: int = 5000) -> None:
+        while self.state.status != "game-over":
+            assert self.inputs < limit, "the game does not end"
+            if self.rng.random() < 0.05:
+                self.try_the_impossible()
+            step = self.state.steps[0]
+            getattr(self, "on_" + step.kind.replace("-", "_"))(step)
+
+    def on_reveal(self, step: Any) -> None:
+        seat = self.rng.choice([s.seat for s in self.state.steps])
+        self.roles[seat] = self.chosen[seat]
+        self.tap(self.chosen[seat], seat=seat)
+
+    def on_draw(self, step: Any) -> None:
+        self.draw(self.state.turn)
+        self.send({"type": "draw"})
+
+    def on_act(self, step: Any) -> None:
+        if self.claim():
+            return
+        seat = self.state.turn
+        card = self.rng.choice(self.hands[seat])
+        how = self.rng.choice(["assist", "deploy"])
+        self.tap(card)
+        self.hands[seat].remove(card)
+        self.received = {}
+        if how == "assist":
+            self.discard_face_up(seat, card)
+        else:
+            old = self.roles[seat]
+            assert old is not None
+            self.roles[seat] = card
+            self.discard_face_up(seat, old)
+            if role_of(card) == "informant" and self.deck:  # draw one, put one back on top
+                self.draw(seat)
+                self.deck.append(self.hands[seat].pop(self.rng.randrange(2)))
+            if role_of(card) == "seer":
+                for _ in range(min(2, len(self.deck))):
+                    self.draw(seat)
+        self.send({"type": how})
+
+    def on_seer_draw(self, step: Any) -> None:
+        if self.claim():
+            return
+        hand = self.hands[self.state.turn]
+        for _ in range(step.info["count"]):
+            self.deck.insert(0, hand.pop(self.rng.randrange(len(hand))))
+        self.send({"type": "done"})
+
+    def on_face_down(self, step: Any) -> None:
+        card = self.rng.choice(self.deck[-3:])
+        self.deck.remove(card)
+        self.piles[self.state.turn].append((card, False))
+        self.tap(card)
+
+    def on_trade(self, step: Any) -> None:
+        a, b = self.rng.choice(ENGINE.public_view(self.state)["prompt"]["actions"])["seats"]
+        self.hands[a], self.hands[b] = self.hands[b], self.hands[a]
+        self.received = {a: self.hands[a][0], b: self.hands[b][0]}
+        self.send({"type": "trade", "seats": [a, b]})
+
+    def on_direction(self, step: Any) -> None:
+        direction = self.rng.choice(["left", "right"])
+        active = [s for s in range(self.n) if not self.out[s]]
+        shift = 1 if direction == "left" else -1
+        moved = {active[(k + shift) % len(active)]: self.roles[s] for k, s in enumerate(active)}
+        for seat, role in moved.items():
+            self.roles[seat] = role
+        self.send({"type": "direction", "direction": direction})
+
+    def on_target(self, step: Any) -> None:
+        seat, target = self.state.turn, self.rng.choice(step.info["seats"])
+        effect = step.info["effect"]
+        if effect == "agent":
+            self.draw(seat)
+        elif effect == "handler-trade":
+            top = self.deck.pop()
+            self.deck.append(self.hands[target].pop())
+            self.hands[target].append(top)
+            self.received = {target: top}
+        self.send({"type": "target", "seat": target})
+
+    def on_agent_discard(self, step: Any) -> None:
+        if self.claim():
+            return
+        target, by = step.seat, step.info["by"]
+        card = self.hands[target].pop()
+        self.discard_face_up(target, card)
+        picked = self.hands[by].pop(self.rng.randrange(len(self.hands[by])))
+        self.hands[target].append(picked)
+        self.received = {target: picked}
+        self.tap(card)
+
+    def on_spy_found(self, step: Any) -> None:
+        found = any(role_of(c) == "spy" for c in self.hands[step.info["target"]])
+        self.send({"type": "spy-found", "found": found})
+
+    def on_assassin_check(self, step: Any) -> None:
+        got = self.received.get(step.seat)
+        if got is None or role_of(got) != "assassin":
+            self.send({"type": "assassin", "received": False})
+        elif self.rng.random() < 0.5:
+            self.send({"type": "assassin", "received": True})
+        else:
+            self.on_eliminate(step)
+
+    def on_eliminate(self, step: Any) -> None:
+        seat = step.seat
+        assert len(self.hands[seat]) == 1
+        card = self.hands[seat].pop()
+        self.discard_face_up(seat, card)
+        self.out[seat] = True
+        self.tap(card)
+
+    def on_spy_swap(self, step: Any) -> None:
+        seat = self.state.turn
+        top, spy = self.deck.pop(), self.roles[seat]
+        assert spy is not None
+        self.roles[seat] = top
+        self.shuffle_in(spy)
+        self.tap(top)
+
+    def on_take_back(self, step: Any) -> None:
+        action = dict(self.rng.choice(ENGINE.public_view(self.state)["prompt"]["actions"]))
+        card, up = self.piles[action["seat"]].pop(action["index"])
+        self.shuffle_in(card)
+        if up and self.rng.random() < 0.5:
+            self.tap(card)
+        else:
+            del action["label"]
+            self.send(action)
+
+    def on_showdown(self, step: Any) -> None:
+        seat = self.rng.choice([s.seat for s in self.state.steps])
+        self.tap(self.hands[seat][0], seat=seat)
+
+    def on_round_over(self, step: Any) -> None:
+        self.deal()  # the same set-aside Assassin every round
+        self.send({"type": "next-round"})
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+@pytest.mark.parametrize("seed", range(12))
+def test_whole_games_with_real_cards(players: int, seed: int) -> None:
+    table = Table(players, seed * 10 + players)
+    table.play()
+    view = ENGINE.public_view(table.state)
+    assert view["status"] == "game-over" and view["winners"]
+    target = {3: 3, 4: 2, 5: 2}[players]
+    assert all(view["players"][s]["score"] >= target for s in view["winners"])
+    assert sum(p["score"] for p in view["players"]) >= len(view["rounds"])
+    assert view["prompt"]["step"] == "game-over"
