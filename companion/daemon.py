@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from companion.app import create_app
+from companion.buttons import TableButtons
 from companion.catalog import load_catalog
 from companion.config import Config
 from companion.events import Broker
@@ -31,9 +32,10 @@ class Daemon:
         self.table = Table(self.journal, engines)
         self.broker = Broker()
         self.table.listeners.append(self.broker)
-        factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins)
-        self.feedback = Feedback(config.pins, pin_factory=factory)
+        factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
+        self.feedback = Feedback(config.pins, config.sound, pin_factory=factory)
         self.table.listeners.append(self.feedback)
+        self.buttons = TableButtons(self.table, config.pins, pin_factory=factory)
         self.readers: list[Reader] = open_readers(config)
         self.app = create_app(self.table, self.broker, self.catalog, config.token, health=self.health)
 
@@ -62,6 +64,7 @@ class Daemon:
         for reader in self.readers:
             reader.stop()
         self.broker.close()
+        self.buttons.close()
         self.feedback.close()
         self.journal.close()
 

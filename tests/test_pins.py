@@ -1,0 +1,199 @@
+"""The pin factory choice (real pins on a Pi, mock pins elsewhere, one log line), lgpio's working
+directory under systemd, and the checked pin map from the config's [pins]."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+from gpiozero import TonalBuzzer
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from companion.config import ConfigError, load_config
+from companion.feedback import Feedback, Sound
+from companion.pins import DEFAULT_PINS, choose_pin_factory, pin_map, prepare_lgpio_dir
+
+HARDWARE = Path(__file__).resolve().parent.parent / "hardware"
+
+
+class LGPIOFactory:
+    """Stands in for gpiozero's lgpio factory on a Pi 5: only its class name is looked at."""
+
+
+def no_gpio() -> Any:
+    import warnings
+
+    warnings.warn("Falling back from lgpio: No module named 'lgpio'", stacklevel=1)
+    raise RuntimeError("Unable to load any default pin factory!")
+
+
+def test_without_gpio_it_falls_back_to_mock_pins_and_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="companion.pins")
+    factory, name = choose_pin_factory(default_factory=no_gpio, work_dir=None)
+    assert name == "mock"
+    assert isinstance(factory, MockFactory) and factory.pin_class is MockPWMPin
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and "mock pins" in lines[0] and "lgpio" in lines[0]
+    TonalBuzzer(18, pin_factory=factory).play(440.0)  # PWM works: the buzzer can play tones
+
+
+def test_this_machine_without_gpio_gets_mock_pins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    if Path("/proc/device-tree/model").exists():
+        pytest.skip("this machine may have real GPIO")
+    factory, name = choose_pin_factory()  # gpiozero's own search, for real
+    assert name == "mock" and isinstance(factory, MockFactory)
+
+
+def test_on_a_pi_gpiozero_chooses_and_the_log_names_it(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="companion.pins")
+    real = LGPIOFactory()
+    factory, name = choose_pin_factory(default_factory=lambda: real)
+    assert factory is real and name == "lgpio"
+    assert [record.getMessage() for record in caplog.records] == ["GPIO: gpiozero's lgpio pins"]
+
+
+def test_a_fallback_on_a_pi_names_what_failed(caplog: pytest.LogCaptureFixture) -> None:
+    class NativeFactory:
+        pass
+
+    def lgpio_failed() -> Any:
+        import warnings
+
+        warnings.warn("Falling back from lgpio: [Errno 13] Permission denied: '.lgd-nfy-3'", stacklevel=1)
+        return NativeFactory()
+
+    caplog.set_level(logging.INFO, logger="companion.pins")
+    _, name = choose_pin_factory(default_factory=lgpio_failed)
+    assert name == "native"
+    [line] = [record.getMessage() for record in caplog.records]
+    assert "native pins" in line and "Permission denied" in line
+
+
+@pytest.mark.parametrize("env", [None, "mock", "MOCK"])
+def test_mock_pins_when_asked(monkeypatch: pytest.MonkeyPatch, env: str | None) -> None:
+    def must_not_run() -> Any:
+        raise AssertionError("the real factory was tried")
+
+    if env is None:
+        factory, name = choose_pin_factory(force_mock=True, default_factory=must_not_run)
+    else:
+        monkeypatch.setenv("GPIOZERO_PIN_FACTORY", env)
+        factory, name = choose_pin_factory(default_factory=must_not_run)
+    assert name == "mock" and isinstance(factory, MockFactory)
+
+
+# lgpio's working directory
+
+
+def test_a_writable_working_directory_is_left_alone(tmp_path: Path) -> None:
+    environ: dict[str, str] = {}
+    assert prepare_lgpio_dir(tmp_path / "other", environ, cwd=lambda: str(tmp_path)) is None
+    assert environ == {}
+
+
+def test_a_read_only_working_directory_sends_lgpio_to_the_state_folder(tmp_path: Path) -> None:
+    environ: dict[str, str] = {}
+    gone = str(tmp_path / "not-there")  # as `/` is for the service user: not writable
+    assert prepare_lgpio_dir(tmp_path, environ, cwd=lambda: gone) == str(tmp_path.resolve())
+    assert environ["LG_WD"] == str(tmp_path.resolve())
+
+
+def test_systemd_folders_then_the_temp_folder_come_next(tmp_path: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    environ = {"RUNTIME_DIRECTORY": str(runtime)}
+    gone = str(tmp_path / "not-there")
+    assert prepare_lgpio_dir(None, environ, cwd=lambda: gone) == str(runtime.resolve())
+    assert prepare_lgpio_dir(None, {}, cwd=lambda: gone) is not None  # the temp folder, at worst
+
+
+def test_an_lg_wd_set_by_the_host_wins(tmp_path: Path) -> None:
+    environ = {"LG_WD": "/run/companion"}
+    assert prepare_lgpio_dir(tmp_path, environ, cwd=lambda: "/nowhere") == "/run/companion"
+    assert environ == {"LG_WD": "/run/companion"}
+
+
+def test_lg_wd_is_set_before_gpiozero_loads_lgpio(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("LG_WD", raising=False)
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    monkeypatch.setattr(os, "access", lambda path, mode: str(path).startswith(str(tmp_path)))
+    seen: list[str | None] = []
+
+    def factory() -> Any:
+        seen.append(os.environ.get("LG_WD"))
+        return LGPIOFactory()
+
+    choose_pin_factory(work_dir=tmp_path, default_factory=factory)
+    assert seen == [str(tmp_path.resolve())]
+
+
+# The pin map
+
+
+def test_the_defaults_use_every_pin_once_and_leave_the_uart_free() -> None:
+    pins = pin_map(None)
+    used = [*pins["seat_leds"], *pins["status_led"], *pins["seat_buttons"]]
+    used += [pins["buzzer"], pins["next_button"], pins["undo_button"]]
+    assert len(used) == len(set(used)) == 16
+    assert not {2, 3, 7, 8, 9, 10, 11, 14, 15} & set(used)  # I2C, SPI0, UART (a PN532 reader)
+    assert pins["buzzer"] in (12, 13, 18, 19)  # a hardware-PWM pin
+
+
+def test_false_or_an_empty_list_leaves_a_part_out() -> None:
+    pins = pin_map({"buzzer": False, "status_led": [], "seat_buttons": False})
+    assert pins["buzzer"] is None and pins["status_led"] == [] and pins["seat_buttons"] == []
+    assert pins["seat_leds"] == DEFAULT_PINS["seat_leds"]
+
+
+@pytest.mark.parametrize(
+    ("pins", "message"),
+    [
+        ({"buzzer": 5}, "GPIO 5 is used twice"),
+        ({"seat_leds": [4, 4]}, "GPIO 4 is used twice"),
+        ({"seat_leds": [1, 4, 0, 7, 8, 9]}, "at most 5 seats"),
+        ({"status_led": [16, 20]}, "3 pins"),
+        ({"buzzer_type": "loud"}, "passive"),
+        ({"undo_hold": "long"}, "seconds"),
+        ({"buzer": 18}, "unknown keys: buzer"),
+        ({"seat_leds": 5}, "list of GPIO numbers"),
+    ],
+)
+def test_a_wrong_pin_map_is_a_config_error(pins: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        pin_map(pins)
+
+
+def test_the_example_config_loads_and_drives_mock_pins() -> None:
+    config = load_config(HARDWARE / "companion.example.toml", env={})
+    assert config.readers == [{"device": "auto"}] and config.token
+    assert pin_map(config.pins) == pin_map(None)  # it spells out the defaults
+    assert Sound.from_config(config.sound).quiet_hours is not None
+    feedback = Feedback(config.pins, config.sound, pin_factory=MockFactory(pin_class=MockPWMPin))
+    feedback.close()
+
+
+def test_the_mat_marks_the_tap_zone_every_seat_and_next_and_undo() -> None:
+    svg = ElementTree.parse(HARDWARE / "mat.svg").getroot()
+    ids = {element.get("id") for element in svg.iter()}
+    assert {"tap-zone", "next-button", "undo-button", "status-led"} <= ids
+    assert {f"seat-{seat}" for seat in range(1, 6)} <= ids
+    assert svg.get("width") == "420mm" and svg.get("height") == "297mm"  # A3 landscape, true size
+    text = " ".join(element.text or "" for element in svg.iter())
+    for pin in [*DEFAULT_PINS["seat_leds"], *DEFAULT_PINS["seat_buttons"]]:
+        assert f"GPIO {pin}" in text  # the mat names the defaults of [pins]
+
+
+def test_the_udev_rule_and_blacklist_cover_nfcpy_usb_readers() -> None:
+    from nfc.clf.device import usb_device_map
+
+    rules = (HARDWARE / "udev" / "60-companion-nfc.rules").read_text(encoding="utf-8")
+    for vid, pid in usb_device_map:
+        assert f'ATTR{{idVendor}}=="{vid:04x}", ATTR{{idProduct}}=="{pid:04x}"' in rules
+    blacklist = (HARDWARE / "modprobe" / "blacklist-companion-nfc.conf").read_text(encoding="utf-8")
+    modules = {line.split()[1] for line in blacklist.splitlines() if line.startswith("blacklist ")}
+    assert modules == {"port100", "pn533", "pn533_usb", "nfc"}
