@@ -731,6 +731,27 @@ def test_a_claim_cannot_use_a_face_down_card_and_does_not_name_it() -> None:
     assert "assassin" not in message.lower()
 
 
+def test_a_false_claim_never_names_a_face_down_card_whatever_its_role() -> None:
+    """The face-down check comes first: a card of another Role, or a second copy of a Role already
+    tapped, would otherwise be named by the refusal ("the Handler is not one of...")."""
+    game = Game(3, ["informant-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("handler-2")  # Ann: face down, not a family card
+    game.do("draw")
+    game.play("seer-1", "assist")
+    game.tap("telepath-2")  # Bob: face down, a family card
+    game.do("draw")
+    game.play("informant-2", "deploy")
+    game.do("draw")
+    game.do("claim-family")
+    game.tap("telepath-1")
+    for card, role in (("handler-2", "handler"), ("telepath-2", "telepath")):
+        message = game.refused({"type": "tap", "card": cid(card)}, "False claim: that card is face down")
+        assert role not in message.lower()
+    assert game.view["claim"] == {"seat": 0, "tapped": 1}
+
+
 # ---------------------------------------------------------------------- the showdown
 
 

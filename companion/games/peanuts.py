@@ -944,6 +944,9 @@ class Peanuts(Engine[PeanutsState]):
             raise GameError(f"Only {name} taps the cards of the claim.")
         assert state.claim is not None
         card = self.card(event)
+        place = self._place(state, card.id)
+        if place is not None and place[1]:  # before any check that would name it
+            raise GameError("False claim: that card is face down in a discard pile.")
         role = self.role(card.id)
         if role not in FAMILY:
             raise GameError(
@@ -953,11 +956,8 @@ class Peanuts(Engine[PeanutsState]):
             raise GameError(f"False claim: the {card.name} was already tapped.")
         own_role = state.roles[seat]
         if card.id != own_role:
-            place = self._place(state, card.id)
             if place is not None:
-                where = "face down in a discard pile" if place[1] else place[0]
-                what = "that card" if place[1] else f"{card.name} ({card.id})"
-                raise GameError(f"False claim: {what} is {where}.")
+                raise GameError(f"False claim: {card.name} ({card.id}) is {place[0]}.")
             from_hand = sum(1 for c in state.claim if c != own_role) + 1
             if from_hand > state.hands[seat]:
                 raise GameError(
