@@ -15,7 +15,9 @@ from typing import Any
 from companion import __version__
 from companion.catalog import DataError
 from companion.config import Config, ConfigError, load_config
+from companion.doctor import add_doctor_command
 from companion.journal import JournalError
+from companion.systemd import Service
 
 log = logging.getLogger("companion")
 
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     demo.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     demo.set_defaults(command=cmd_demo)
+    add_doctor_command(commands)  # `companion doctor` and `companion url`, for the Pi appliance
     return parser
 
 
@@ -98,11 +101,17 @@ def serve(config: Config) -> int:
     daemon.start()
     for line in urls(config):
         print(line, flush=True)
+    service = Service.ready(daemon, status=f"scoreboard on port {config.port}")  # systemd: READY=1, watchdog
 
     def stop(signum: int, frame: Any) -> None:
+        service.stopping()
+        # End the event streams first: waitress waits up to 5 s for its threads, and each open
+        # scoreboard holds one. Then the whole stop takes well under the unit's 2 s budget.
+        daemon.broker.close()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     try:
         server.run()
     except KeyboardInterrupt:

@@ -58,6 +58,7 @@ class Daemon:
             "reader": "ok" if all(r["connected"] for r in readers) else "lost",
             "gpio": self.gpio,
             "sse_clients": self.broker.clients,
+            "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
         }
 
     def close(self) -> None:

@@ -1,0 +1,503 @@
+"""Operator commands for the appliance: `companion doctor` checks what the table needs and says what
+to fix; `companion url` prints the scoreboard's address with a QR code for the tablet.
+
+Doctor never changes anything: it reads the config, opens the journal read-only (no checkpoint, no
+recovery written), binds the port only to see whether it is free, and asks a companion already
+listening there for its /healthz. One line per check, `ok`, `warn` or `FAIL`, each FAIL or warn with
+its fix; the exit status is 1 when anything FAILed. See docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import grp
+import json
+import logging
+import os
+import pwd
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from companion.config import Config, ConfigError, load_config
+
+INSTALLED_CONFIG = Path("/etc/companion/companion.toml")  # where systemd/install.sh puts it
+SERVICE_USER = "companion"
+SERVICE_UNIT = Path("/etc/systemd/system/companion.service")
+RECENT = timedelta(days=7)  # a recovery older than this is history, not news
+LOW_DISK = 50 * 2**20  # bytes free under which doctor warns
+FULL_DISK = 5 * 2**20  # ... and fails: inputs are about to be refused
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # "ok", "warn" or "FAIL"
+    message: str
+    fix: str = ""
+
+    def line(self) -> str:
+        text = f"{self.status:<4} {self.name}: {self.message}"
+        return f"{text} -> fix: {self.fix}" if self.fix and self.status != "ok" else text
+
+
+def ok(name: str, message: str) -> Check:
+    return Check(name, "ok", message)
+
+
+def warn(name: str, message: str, fix: str) -> Check:
+    return Check(name, "warn", message, fix)
+
+
+def fail(name: str, message: str, fix: str) -> Check:
+    return Check(name, "FAIL", message, fix)
+
+
+# The commands
+
+
+def add_doctor_command(subparsers: Any) -> None:
+    """Register `companion doctor` and `companion url` on the CLI's subparsers."""
+    doctor = subparsers.add_parser(
+        "doctor", help="check the reader, the pins, the journal, the port and the config"
+    )
+    _common_arguments(doctor)
+    doctor.add_argument("--db", type=Path, help="the journal database (default: from the config)")
+    doctor.set_defaults(command=cmd_doctor)
+
+    url = subparsers.add_parser("url", help="print the scoreboard's address and a QR code for the tablet")
+    _common_arguments(url)
+    url.add_argument("--control", action="store_true", help="the control page, with its token, instead")
+    url.add_argument("--no-qr", action="store_true", help="only the addresses")
+    url.set_defaults(command=cmd_url)
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, help=f"the TOML config file (default: {INSTALLED_CONFIG} if it exists)"
+    )
+    parser.add_argument("--port", type=int, help="the port the daemon listens on (default: from the config)")
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    logging.getLogger().setLevel(logging.WARNING)  # the checks' own lines say it better
+    checks = run_checks(args.config, args.db, args.port)
+    for check in checks:
+        print(check.line(), flush=True)
+    failed = sum(check.status == "FAIL" for check in checks)
+    warned = sum(check.status == "warn" for check in checks)
+    print(f"{failed} failed, {warned} warnings, {len(checks) - failed - warned} ok")
+    return 1 if failed else 0
+
+
+def cmd_url(args: argparse.Namespace) -> int:
+    config = load_config(_config_path(args.config))
+    port = args.port or config.port
+    path = "/"
+    if args.control:
+        if not config.token:
+            print("companion: no control token in the config (or COMPANION_TOKEN)", file=sys.stderr)
+            return 2
+        path = f"/control#token={config.token}"
+    urls = [f"http://{host}:{port}{path}" for host in table_addresses(config.host)]
+    print("Open this on the tablet:" if not args.control else "The control page (keep it to the host):")
+    for url in urls:
+        print(f"  {url}")
+    if not args.no_qr:
+        import segno
+
+        segno.make(urls[0]).terminal(compact=True)
+    return 0
+
+
+def table_addresses(host: str) -> list[str]:
+    """Addresses a tablet can reach the daemon at: the IPv4 ones first (mDNS names are not resolved
+    by every Android browser), then the `.local` name."""
+    if host not in ("0.0.0.0", "::", ""):
+        return [host]
+    found: list[str] = []
+    try:  # `hostname -I`: every address of every interface, no traffic sent
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5).stdout
+        found = [a for a in out.split() if "." in a and not a.startswith("127.")]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return [*found, f"{socket.gethostname()}.local"]
+
+
+# The checks
+
+
+def run_checks(config_path: Path | None, db: Path | None = None, port: int | None = None) -> list[Check]:
+    checks: list[Check] = []
+    path = _config_path(config_path)
+    config, config_checks = check_config(path)
+    checks += config_checks
+    if db is not None:
+        config.db = db
+    if port is not None:
+        config.port = port
+    port_check, health = check_port(config)
+    running = health is not None
+    for step in (
+        lambda: check_journal(config.db, running),
+        lambda: [check_disk(config.db)],
+        lambda: [port_check],
+        lambda: check_readers(config, health),
+        lambda: check_pins(config),
+        lambda: check_service(),
+    ):
+        try:
+            checks += step()
+        except Exception as error:  # a check that breaks must not hide the others
+            checks.append(fail("doctor", f"a check crashed: {error!r}", "report this as a bug"))
+    return checks
+
+
+def _config_path(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    return INSTALLED_CONFIG if INSTALLED_CONFIG.exists() else None
+
+
+def check_config(path: Path | None) -> tuple[Config, list[Check]]:
+    where = str(path) if path else "no config file (defaults and environment)"
+    try:
+        config = load_config(path)
+    except ConfigError as error:
+        fix = f"edit {path}, see docs/configuration.md" if path else "see docs/configuration.md"
+        return Config(), [fail("config", str(error), fix)]
+    checks = [ok("config", f"{where}: read")]
+    if path is not None and path.stat().st_mode & 0o004:
+        checks.append(
+            warn("config", f"{path} is readable by every user, and it holds the token", f"chmod 640 {path}")
+        )
+    if config.token:
+        checks.append(ok("token", "a control token is set"))
+    else:
+        checks.append(
+            fail(
+                "token",
+                "no control token: the daemon refuses to start without one",
+                f"set token in [server] of {path or 'the config'} (the installer writes a random one), "
+                "or COMPANION_TOKEN",
+            )
+        )
+    return config, checks
+
+
+def check_journal(db: Path, daemon_running: bool) -> list[Check]:
+    from companion.journal import Journal, JournalError
+    from companion.wal import inspect_wal
+
+    if not db.exists():
+        folder = _existing(db.parent)
+        if os.access(folder, os.W_OK) and not _read_only_fs(folder):
+            return [ok("journal", f"no journal yet at {db}: the daemon creates it on its first start")]
+        return [fail("journal", f"no journal at {db}, and {folder} is not writable", f"create {db.parent}")]
+    checks: list[Check] = []
+    if _read_only_fs(db.parent):
+        checks.append(
+            fail(
+                "journal",
+                f"the disk holding {db} is read-only: the scoreboard shows the game, every input is refused",
+                "the SD card may be failing: see `dmesg`, copy the journal away (docs/operations.md), "
+                "then fsck or replace the card",
+            )
+        )
+    # A running daemon owns the WAL and may be writing it right now: only a stopped one is looked at.
+    wal = None if daemon_running else inspect_wal(db)
+    try:
+        journal = Journal(db, read_only=True)
+    except JournalError as error:
+        return [*checks, fail("journal", str(error), "see 'Repairing the journal' in docs/operations.md")]
+    backup = "restore the last backup (see 'Backups' in docs/operations.md)"
+    try:
+        integrity = journal.check()
+        if integrity != "ok":
+            return [*checks, fail("journal", f"SQLite integrity check of {db}: {integrity}", backup)]
+        summary, last = _fold(journal)
+        recoveries = journal.recoveries()
+    except JournalError as error:  # an entry that is not JSON, an input the rules refuse
+        return [*checks, fail("journal", str(error), "see 'Repairing the journal' in docs/operations.md")]
+    except sqlite3.Error as error:  # not a database at all, or a damaged one
+        return [*checks, fail("journal", f"{db} cannot be read as a journal: {error}", backup)]
+    finally:
+        journal.close()
+    checks.append(ok("journal", f"{db}: {summary}, integrity ok"))
+    if wal is not None and wal.torn:
+        checks.append(
+            warn(
+                "journal",
+                f"recovered: {wal.describe()} (up to entry {last}); it was never acknowledged, "
+                "so no input shown on the table is lost",
+                "nothing to repair; the next start notes the recovery in the journal",
+            )
+        )
+    if recoveries:
+        at, detail = recoveries[-1]
+        text = f"recovered from a torn write {len(recoveries)} time(s), last at {at}: {detail}"
+        fix = "nothing was lost; if it happens again, check the power supply and the SD card"
+        checks.append(warn("journal", text, fix) if _recent(at) else ok("journal", text))
+    return checks
+
+
+def _fold(journal: Any) -> tuple[str, int]:
+    """Fold the journal as the daemon will at start: a short summary and the last entry's number."""
+    from companion.catalog import load_catalog
+    from companion.games import build_engines
+    from companion.table import Table
+
+    entries = list(journal.entries())
+    table = Table(journal, build_engines(load_catalog()))
+    view = table.view()
+    game = f"{view['game']} round {view['round']}, {view['status']}" if view.get("game") else "no game"
+    last = entries[-1].seq if entries else 0
+    return f"{len(entries)} entries (last {last}), {game}", last
+
+
+def _recent(at: str) -> bool:
+    try:
+        return datetime.now(UTC) - datetime.fromisoformat(at) < RECENT
+    except (ValueError, TypeError):  # not a time we wrote: say it rather than hide it
+        return True
+
+
+def check_disk(db: Path) -> Check:
+    stats = os.statvfs(_existing(db.parent))
+    free = stats.f_bavail * stats.f_frsize
+    text = f"{free / 2**20:.0f} MiB free for the journal"
+    fix = "free some space on the SD card (`sudo apt-get clean`, `sudo journalctl --vacuum-size=50M`)"
+    if free < FULL_DISK:
+        return fail("disk", f"{text}: new inputs will soon be refused", fix)
+    if free < LOW_DISK:
+        return warn("disk", text, fix)
+    return ok("disk", text)
+
+
+def check_port(config: Config) -> tuple[Check, dict[str, Any] | None]:
+    """Whether the port is free, or held by a running companion (then its /healthz too)."""
+    host, port = config.host, config.port
+    if not 0 < port < 65536:
+        return fail("port", f"port {port} is not a port number", "set port in [server]"), None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as waitress does
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            busy = error
+        else:
+            return ok("port", f"{host}:{port} is free for the daemon"), None
+    health = _healthz(host, port)
+    if health is None:
+        return (
+            fail(
+                "port",
+                f"{host}:{port} is taken by another program ({busy.strerror})",
+                f"stop it (see `sudo ss -ltnp 'sport = :{port}'`) or choose another port in [server]",
+            ),
+            None,
+        )
+    if not health.get("ok"):
+        return fail(
+            "port", f"the companion on port {port} is unwell: {health}", "see `journalctl -u companion`"
+        ), health
+    return ok("port", f"a companion is running on port {port} (journal {health.get('journal')})"), health
+
+
+def _healthz(host: str, port: int) -> dict[str, Any] | None:
+    """The /healthz of a companion listening there, or None when it is something else."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    url = f"http://[{shown}]:{port}/healthz" if ":" in shown else f"http://{shown}:{port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=3) as response:
+            body = json.load(response)
+    except urllib.error.HTTPError as error:  # 503: a companion whose journal is not ok
+        try:
+            body = json.load(error)
+        except ValueError:
+            return None
+    except (OSError, ValueError):
+        return None
+    return body if isinstance(body, dict) and "journal" in body and "gpio" in body else None
+
+
+def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
+    checks: list[Check] = []
+    if health is not None:  # the running daemon holds the readers: ask it, do not steal them
+        for reader in health.get("readers", []):
+            name = f"reader {reader.get('device')}"
+            if reader.get("connected"):
+                checks.append(ok("reader", f"{name}: connected ({reader.get('kind')})"))
+            else:
+                checks.append(
+                    warn(
+                        "reader",
+                        f"{name}: not answering ({reader.get('error')})",
+                        "check its cable; see hardware/",
+                    )
+                )
+        return checks or [
+            warn("reader", "the running companion reports no reader", "set [reader] in the config")
+        ]
+    kernel = [module for module in ("port100", "pn533_usb") if Path(f"/sys/module/{module}").exists()]
+    if kernel:
+        checks.append(
+            warn(
+                "reader",
+                f"the kernel's {' and '.join(kernel)} driver is loaded: it takes USB readers before nfcpy",
+                "install the modprobe blacklist from hardware/ (the installer does) and reboot",
+            )
+        )
+    for entry in config.readers:
+        device = str(entry.get("device", "auto"))
+        if device == "virtual":
+            checks.append(ok("reader", "the virtual reader: taps come from the control page"))
+            continue
+        found, error = probe_nfc("usb" if device == "auto" else device)
+        if found:
+            checks.append(ok("reader", f"NFC reader found: {found}"))
+        elif device == "auto":
+            checks.append(
+                warn(
+                    "reader",
+                    f"no NFC reader found{f' ({error})' if error else ''}: the virtual reader will be used",
+                    "plug in a USB reader (see hardware/), or set device in [reader] for a serial one",
+                )
+            )
+        else:
+            checks.append(
+                fail(
+                    "reader",
+                    f"no NFC reader at {device}{f' ({error})' if error else ''}",
+                    "check the cable and `lsusb`; the service user needs the plugdev (USB) "
+                    "or dialout (serial) group",
+                )
+            )
+    return checks
+
+
+def probe_nfc(path: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
+    """Open and close an nfcpy reader: (its description, None) or (None, why not)."""
+    result: list[tuple[str | None, str | None]] = []
+
+    def probe() -> None:
+        try:
+            import nfc
+
+            # nfcpy sets its own level on import; its "no reader" lines would only repeat ours.
+            logging.getLogger("nfc").setLevel(logging.CRITICAL)
+
+            clf = nfc.ContactlessFrontend()
+            try:
+                found = clf.open(path)
+                result.append((str(clf.device), None) if found else (None, None))
+            finally:
+                clf.close()
+        except Exception as error:  # nfcpy raises IOError, ValueError and more for a bad path
+            result.append((None, str(error) or type(error).__name__))
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return result[0] if result else (None, f"no answer within {timeout:.0f} s")
+
+
+def check_pins(config: Config) -> list[Check]:
+    from companion import pins
+
+    try:
+        if hasattr(pins, "pin_map"):
+            pins.pin_map(config.pins)
+    except ConfigError as error:
+        return [fail("pins", str(error), "fix [pins] in the config, see hardware/")]
+    factory, name = pins.choose_pin_factory(force_mock=config.mock_pins)
+    with contextlib.suppress(Exception):  # only looked at: nothing of it is in use
+        factory.close()
+    if name == "mock":
+        if config.mock_pins:
+            return [ok("pins", "mock pins, as asked")]
+        return [
+            warn(
+                "pins",
+                "no GPIO here: mock pins will be used, so the LEDs, buzzer and seat buttons do nothing",
+                "on a Raspberry Pi install python3-lgpio (the installer does)",
+            )
+        ]
+    checks = [ok("pins", f"GPIO through gpiozero's {name} pins")]
+    device = next((d for d in (Path("/dev/gpiochip0"), Path("/dev/gpiomem")) if d.exists()), None)
+    member = _user_groups(SERVICE_USER)
+    if device is not None and member is not None:
+        group = grp.getgrgid(device.stat().st_gid).gr_name
+        if group not in member:
+            checks.append(
+                warn(
+                    "pins",
+                    f"the service user {SERVICE_USER} is not in the group {group} that owns {device}",
+                    f"sudo usermod -aG {group} {SERVICE_USER} && sudo systemctl restart companion",
+                )
+            )
+    return checks
+
+
+def check_service() -> list[Check]:
+    if not SERVICE_UNIT.exists() or shutil.which("systemctl") is None:
+        return []  # not installed as a service here (a laptop, a test)
+
+    def ask(verb: str) -> str:
+        done = subprocess.run(["systemctl", verb, "companion"], capture_output=True, text=True, timeout=10)
+        return done.stdout.strip() or done.stderr.strip()
+
+    enabled, active = ask("is-enabled"), ask("is-active")
+    checks = []
+    if enabled != "enabled":
+        checks.append(
+            warn(
+                "service",
+                f"companion.service is {enabled}: it will not start at boot",
+                "sudo systemctl enable companion",
+            )
+        )
+    if active == "active":
+        checks.append(ok("service", "companion.service is running"))
+    else:
+        checks.append(
+            fail(
+                "service",
+                f"companion.service is {active}",
+                "see `journalctl -u companion -b`, then `sudo systemctl restart companion`",
+            )
+        )
+    return checks
+
+
+def _user_groups(user: str) -> set[str] | None:
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return None
+    names = {g.gr_name for g in grp.getgrall() if user in g.gr_mem}
+    names.add(grp.getgrgid(entry.pw_gid).gr_name)
+    return names
+
+
+def _existing(path: Path) -> Path:
+    """`path`, or its nearest ancestor that exists."""
+    path = path.resolve()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _read_only_fs(folder: Path) -> bool:
+    return bool(os.statvfs(_existing(folder)).f_flag & os.ST_RDONLY)

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Install Table Companion as a service on Raspberry Pi OS (any Debian with systemd works too).
+#
+#   sudo ./systemd/install.sh [--port N] [--no-apt]
+#
+# From a checkout of the project: installs the package into its own virtual environment in
+# /opt/companion, writes /etc/companion/companion.toml with a random control token (only if there is
+# none yet), installs the unit, the udev rules and the modprobe blacklist from hardware/, enables and
+# starts the service, and prints the scoreboard's address with a QR code for the tablet.
+# Running it again upgrades the package and keeps the config and the journal.
+#
+#   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
+#
+# writes every file under a staging folder instead of / and only prints the commands that would
+# change the system (user, venv, systemctl, udevadm). The tests use it; see docs/operations.md.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PREFIX=/opt/companion
+CONF_DIR=/etc/companion
+CONF=$CONF_DIR/companion.toml
+STATE_DIR=/var/lib/companion
+UNIT=/etc/systemd/system/companion.service
+UDEV_DIR=/etc/udev/rules.d
+MODPROBE_DIR=/etc/modprobe.d
+LINK=/usr/local/bin/companion
+MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv and the unit
+SERVICE_USER=companion
+# gpio: /dev/gpiochip* and /dev/gpiomem; plugdev: USB readers; dialout: serial (PN532 on the UART);
+# i2c, spi: readers on those buses. Only the groups that exist on this system are used.
+DEVICE_GROUPS=(gpio plugdev dialout i2c spi)
+PORT=8000
+APT=1
+DESTDIR=${DESTDIR:-}
+DRY_RUN=0
+[ -n "$DESTDIR" ] && DRY_RUN=1
+
+usage() {
+	sed -n '2,16s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--port)
+		PORT=${2:?--port needs a number}
+		shift
+		;;
+	--no-apt) APT=0 ;;
+	--dry-run) DRY_RUN=1 ;;
+	-h | --help) usage 0 ;;
+	*)
+		echo "install.sh: unknown option $1" >&2
+		usage 2
+		;;
+	esac
+	shift
+done
+case $PORT in
+'' | *[!0-9]*)
+	echo "install.sh: --port must be a number" >&2
+	exit 2
+	;;
+esac
+if [ "$DRY_RUN" = 1 ] && [ -z "$DESTDIR" ]; then
+	DESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/companion-install.XXXXXX")
+fi
+
+say() { printf 'install: %s\n' "$*"; }
+# A command that changes the system: run it, or in a dry run only show it.
+run() {
+	if [ "$DRY_RUN" = 1 ]; then
+		printf '+ %s\n' "$*"
+	else
+		"$@"
+	fi
+}
+# Files always go under $DESTDIR (empty for a real install).
+put() { # put MODE SOURCE TARGET
+	install -D -m "$1" "$2" "$DESTDIR$3"
+	echo "$3" >>"$DESTDIR$MANIFEST.new"
+}
+
+if [ "$DRY_RUN" = 1 ]; then
+	say "dry run: files go under $DESTDIR, commands are only shown"
+else
+	[ "$(id -u)" = 0 ] || {
+		echo "install.sh: run it as root: sudo $0" >&2
+		exit 1
+	}
+	command -v systemctl >/dev/null || {
+		echo "install.sh: systemd is needed (systemctl not found)" >&2
+		exit 1
+	}
+fi
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+	echo "install.sh: Python 3.11 or newer is needed (Raspberry Pi OS bookworm has it)" >&2
+	exit 1
+}
+
+# 1. System packages: venv, and lgpio for the pins (Raspberry Pi OS ships it; plain Debian does not).
+if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
+	missing=()
+	for package in python3-venv python3-lgpio; do
+		dpkg -s "$package" >/dev/null 2>&1 && continue
+		if [ "$package" = python3-lgpio ] && ! apt-cache show "$package" >/dev/null 2>&1; then
+			say "python3-lgpio is not packaged here (not Raspberry Pi OS?): the pins may fall back to mock"
+			continue
+		fi
+		missing+=("$package")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		run apt-get update
+		run apt-get install -y --no-install-recommends "${missing[@]}"
+	fi
+fi
+
+# 2. The service user, in the device groups.
+if ! getent passwd "$SERVICE_USER" >/dev/null; then
+	run useradd --system --user-group --home-dir "$STATE_DIR" --no-create-home \
+		--shell /usr/sbin/nologin --comment "Table Companion" "$SERVICE_USER"
+fi
+for group in "${DEVICE_GROUPS[@]}"; do
+	if getent group "$group" >/dev/null; then
+		run usermod -aG "$group" "$SERVICE_USER"
+	else
+		say "no group $group on this system: skipped"
+	fi
+done
+
+# 3. The package in its own virtual environment. --system-site-packages lets it see lgpio from apt.
+mkdir -p "$DESTDIR$PREFIX"
+: >"$DESTDIR$MANIFEST.new"
+run python3 -m venv --system-site-packages "$PREFIX"
+run "$PREFIX/bin/pip" install --no-cache-dir --upgrade "$SRC"
+put 644 "$SRC/docs/operations.md" "$PREFIX/share/doc/operations.md"
+mkdir -p "$DESTDIR$(dirname "$LINK")"
+ln -sfn "$PREFIX/bin/companion" "$DESTDIR$LINK"
+echo "$LINK" >>"$DESTDIR$MANIFEST.new"
+
+# 4. The config, with a random token, readable by root and the service only. Never overwritten.
+install -d -m 750 "$DESTDIR$CONF_DIR"
+run chown "root:$SERVICE_USER" "$CONF_DIR"
+if [ -e "$DESTDIR$CONF" ]; then
+	say "kept the existing config $CONF"
+	[ "$PORT" = 8000 ] || say "--port ignored: change port in [server] of $CONF instead"
+else
+	token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+	(
+		umask 027
+		cat >"$DESTDIR$CONF" <<EOF
+# Table Companion settings (docs/configuration.md of the project). After a change:
+#   sudo systemctl restart companion
+[server]
+host = "0.0.0.0"
+port = $PORT
+# The control token: the control page and the API need it. Keep it to the table's host.
+token = "$token"
+
+[journal]
+# The service may only write under $STATE_DIR (ProtectSystem=strict).
+path = "$STATE_DIR/journal.db"
+
+[reader]
+# "auto": a USB reader if one is found, else the virtual reader (taps from the control page).
+device = "auto"
+EOF
+	)
+	chmod 640 "$DESTDIR$CONF"
+	run chown "root:$SERVICE_USER" "$CONF"
+	say "wrote $CONF with a new control token"
+fi
+
+# 5. The unit, the udev rules and the modprobe blacklist (whatever hardware/ ships).
+put 644 "$SRC/systemd/companion.service" "$UNIT"
+shopt -s nullglob
+rules=("$SRC"/hardware/udev/*.rules)
+shopt -u nullglob
+for rule in "${rules[@]}"; do
+	put 644 "$rule" "$UDEV_DIR/$(basename "$rule")"
+done
+blacklists=()
+if [ -d "$SRC/hardware" ]; then
+	while IFS= read -r -d '' conf; do blacklists+=("$conf"); done \
+		< <(find "$SRC/hardware" -name '*.conf' -type f -print0 | sort -z)
+fi
+for conf in "${blacklists[@]}"; do
+	put 644 "$conf" "$MODPROBE_DIR/$(basename "$conf")"
+done
+# Files an earlier install put there that this checkout no longer ships.
+if [ -f "$DESTDIR$MANIFEST" ]; then
+	while IFS= read -r old; do
+		grep -qxF "$old" "$DESTDIR$MANIFEST.new" || rm -f "$DESTDIR$old"
+	done <"$DESTDIR$MANIFEST"
+fi
+mv "$DESTDIR$MANIFEST.new" "$DESTDIR$MANIFEST"
+if [ ${#rules[@]} -gt 0 ]; then
+	run udevadm control --reload-rules
+	run udevadm trigger --action=add --subsystem-match=usb --subsystem-match=tty
+fi
+if [ ${#blacklists[@]} -gt 0 ]; then
+	# The kernel's NFC drivers hold a USB reader that nfcpy needs: unload those loaded now (the
+	# blacklist keeps them away from the next boot on).
+	loaded=()
+	for module in port100 pn533_usb pn533 nfc; do
+		if [ -d "/sys/module/$module" ]; then loaded+=("$module"); fi
+	done
+	if [ ${#loaded[@]} -gt 0 ]; then
+		run modprobe -r "${loaded[@]}" || say "could not unload ${loaded[*]}: reboot once"
+	fi
+fi
+
+# 6. Start it (again, to run the new code) and show where the tablet goes.
+run systemctl daemon-reload
+run systemctl enable companion
+run systemctl restart companion
+if [ "$DRY_RUN" = 0 ] && ! systemctl is-active --quiet companion; then
+	echo "install.sh: the service did not start: journalctl -u companion -b; sudo companion doctor" >&2
+	exit 1
+fi
+say "installed: the service runs, starts at boot and restarts after a crash"
+say "check it:  sudo companion doctor      logs:  journalctl -u companion -f"
+say "the control page (with the token):  sudo companion url --control"
+run "$PREFIX/bin/companion" url --config "$CONF"

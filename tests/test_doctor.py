@@ -1,0 +1,224 @@
+"""`companion doctor`: one line per check, what to fix, exit 1 on any FAIL; and it changes nothing.
+
+The torn-write, hand-edited, full-disk and read-only cases are in test_crash.py, on real daemons."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_crash import PLAYERS, Companion, free_port
+
+from companion import doctor
+from companion.catalog import load_catalog
+from companion.cli import main
+from companion.games import build_engines
+from companion.journal import Journal
+from companion.table import Table
+
+
+@pytest.fixture(autouse=True)
+def no_installed_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever this machine has in /etc, the tests say which config they mean."""
+    monkeypatch.setattr(doctor, "INSTALLED_CONFIG", tmp_path / "not-installed.toml")
+    monkeypatch.setattr(doctor, "SERVICE_UNIT", tmp_path / "not-installed.service")
+    monkeypatch.delenv("COMPANION_TOKEN", raising=False)
+    monkeypatch.delenv("COMPANION_DB", raising=False)
+
+
+def write_config(tmp_path: Path, text: str = "", mode: int = 0o640) -> Path:
+    config = tmp_path / "companion.toml"
+    config.write_text(text or '[server]\ntoken = "a-long-enough-token"\n[reader]\ndevice = "virtual"\n')
+    config.chmod(mode)
+    return config
+
+
+def game_journal(db: Path, inputs: int = 2) -> None:
+    table = Table(Journal(db), build_engines(load_catalog()))
+    table.start("spy-team", PLAYERS)
+    for seat in range(inputs):
+        table.act({"type": "mission", "seat": seat, "tile": "3/3", "target": 3})
+    table.journal.close()
+
+
+def run_doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, list[str]]]:
+    """Exit status and the lines by check name."""
+    status = main(["doctor", *args])
+    lines: dict[str, list[str]] = {}
+    for line in capsys.readouterr().out.splitlines():
+        if line[:4].strip() in ("ok", "warn", "FAIL"):
+            name = line[5:].split(":", 1)[0]
+            lines.setdefault(name, []).append(line)
+    return status, lines
+
+
+def only(lines: dict[str, list[str]], name: str) -> str:
+    assert len(lines.get(name, [])) == 1, lines
+    return lines[name][0]
+
+
+def test_a_healthy_table_passes_with_one_line_per_check(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    game_journal(db)
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 0
+    assert only(lines, "config").startswith("ok   config:")
+    assert only(lines, "token") == "ok   token: a control token is set"
+    journal = only(lines, "journal")
+    assert journal.startswith(f"ok   journal: {db}: 3 entries (last 3), spy-team round 1, playing"), journal
+    assert only(lines, "port").startswith("ok   port:") and "is free" in lines["port"][0]
+    assert only(lines, "reader").startswith("ok   reader: the virtual reader")
+    assert only(lines, "disk").startswith("ok   disk:")
+    assert only(lines, "pins").split()[0] in ("ok", "warn")  # warn here: no GPIO, mock pins
+
+
+def test_doctor_changes_nothing(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    game_journal(db)
+    before = db.read_bytes()
+    run_doctor(capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port()))
+    assert db.read_bytes() == before
+    assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
+
+
+def test_no_token_fails_and_says_where_to_set_it(tmp_path: Path, capsys: Any) -> None:
+    config = write_config(tmp_path, '[server]\nport = 8000\n[reader]\ndevice = "virtual"\n')
+    status, lines = run_doctor(capsys, "--config", str(config), "--db", str(tmp_path / "j.db"), "--port", "1")
+    assert status == 1
+    assert only(lines, "token").startswith("FAIL token: no control token")
+    assert f"set token in [server] of {config}" in lines["token"][0]
+
+
+def test_a_config_that_is_not_toml_fails(tmp_path: Path, capsys: Any) -> None:
+    config = write_config(tmp_path, "[server\nport = 8000\n")
+    status, lines = run_doctor(capsys, "--config", str(config), "--db", str(tmp_path / "j.db"))
+    assert status == 1
+    assert only(lines, "config").startswith(f"FAIL config: the config file {config} is not valid TOML")
+    assert "-> fix: edit" in lines["config"][0]
+
+
+def test_a_config_readable_by_everyone_is_a_warning(tmp_path: Path, capsys: Any) -> None:
+    config = write_config(tmp_path, mode=0o644)
+    status, lines = run_doctor(
+        capsys, "--config", str(config), "--db", str(tmp_path / "j.db"), "--port", str(free_port())
+    )
+    assert status == 0
+    assert any(line.startswith("warn config:") and f"chmod 640 {config}" in line for line in lines["config"])
+
+
+def test_a_port_taken_by_another_program_fails(tmp_path: Path, capsys: Any) -> None:
+    with socket.socket() as other:  # another web server: it answers, but not as a companion
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+
+        def answer() -> None:
+            connection, _ = other.accept()
+            with connection:
+                connection.recv(4096)
+                connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<h1>hello</h1>")
+
+        threading.Thread(target=answer, daemon=True).start()
+        config = write_config(
+            tmp_path, '[server]\nhost = "127.0.0.1"\ntoken = "t"\n[reader]\ndevice = "virtual"\n'
+        )
+        status, lines = run_doctor(
+            capsys, "--config", str(config), "--db", str(tmp_path / "j.db"), "--port", str(port)
+        )
+    assert status == 1
+    assert only(lines, "port").startswith(f"FAIL port: 127.0.0.1:{port} is taken by another program")
+
+
+def test_a_port_held_by_a_running_companion_is_fine_and_its_readers_are_asked(
+    tmp_path: Path, capsys: Any
+) -> None:
+    db = tmp_path / "journal.db"
+    with Companion(db).start() as server:
+        config = write_config(
+            tmp_path, '[server]\nhost = "127.0.0.1"\ntoken = "t"\n[reader]\ndevice = "auto"\n'
+        )
+        status, lines = run_doctor(
+            capsys, "--config", str(config), "--db", str(db), "--port", str(server.port)
+        )
+    assert status == 0, lines
+    assert only(lines, "port") == f"ok   port: a companion is running on port {server.port} (journal ok)"
+    assert only(lines, "reader") == "ok   reader: reader virtual: connected (virtual)"
+
+
+def test_no_nfc_reader_is_a_warning_for_auto_and_a_failure_for_a_named_one(
+    tmp_path: Path, capsys: Any
+) -> None:
+    auto = write_config(tmp_path, '[server]\ntoken = "t"\n[reader]\ndevice = "auto"\n')
+    status, lines = run_doctor(
+        capsys, "--config", str(auto), "--db", str(tmp_path / "j.db"), "--port", str(free_port())
+    )
+    assert status == 0
+    reader = [line for line in lines["reader"] if "NFC" in line]
+    assert len(reader) == 1 and reader[0].startswith("warn reader: no NFC reader found")
+    assert "the virtual reader will be used" in reader[0]
+
+    named = write_config(tmp_path, '[server]\ntoken = "t"\n[reader]\ndevice = "usb:054c:06c3"\n')
+    status, lines = run_doctor(
+        capsys, "--config", str(named), "--db", str(tmp_path / "j.db"), "--port", str(free_port())
+    )
+    assert status == 1
+    assert any(line.startswith("FAIL reader: no NFC reader at usb:054c:06c3") for line in lines["reader"])
+
+
+def test_a_journal_not_there_yet_is_fine(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "state" / "journal.db"
+    _, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert only(lines, "journal").startswith(f"ok   journal: no journal yet at {db}")
+
+
+def test_a_journal_the_rules_refuse_fails(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    Journal(db).append({"type": "tap", "card": "spy-team/red-1"}, "t")  # a card before any game
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 1
+    assert only(lines, "journal").startswith("FAIL journal: the journal holds an input the rules refuse")
+
+
+def test_a_file_that_is_not_a_journal_fails(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    db.write_bytes(b"this is not a database, it only has the name of one" * 100)
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 1
+    assert only(lines, "journal").startswith("FAIL journal:")
+    assert "cannot be read as a journal" in lines["journal"][0] and "backup" in lines["journal"][0]
+
+
+@pytest.mark.parametrize(("age", "status"), [(timedelta(hours=1), "warn"), (timedelta(days=30), "ok")])
+def test_a_recorded_recovery_is_news_for_a_week(
+    tmp_path: Path, capsys: Any, age: timedelta, status: str
+) -> None:
+    db = tmp_path / "journal.db"
+    game_journal(db)
+    at = (datetime.now(UTC) - age).isoformat(timespec="seconds")
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO recoveries (at, detail) VALUES (?, 'a torn write')", (at,))
+    _, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    recovered = [line for line in lines["journal"] if "recovered" in line]
+    assert recovered == [
+        f"{status:<4} journal: recovered from a torn write 1 time(s), last at {at}: a torn write"
+        + (
+            " -> fix: nothing was lost; if it happens again, check the power supply and the SD card"
+            if status == "warn"
+            else ""
+        )
+    ]
