@@ -67,7 +67,9 @@ def refused(exc: GameError) -> tuple[Response, int]:
 def healthz() -> Any:
     table = services().table
     journal = table.journal.check()
-    status = {"ok": journal == "ok", "journal": journal, "game": table.game, **services().health()}
+    status = {"journal": journal, "game": table.game, **services().health()}
+    # A journal that cannot take input (a read-only disk) is not a healthy table, even though it reads.
+    status["ok"] = journal == "ok" and not status.get("journal_read_only", False)
     return jsonify(status), 200 if status["ok"] else 503
 
 

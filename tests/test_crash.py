@@ -507,7 +507,8 @@ def test_a_read_only_disk_shows_the_game_refuses_every_input_and_loses_nothing(
                 assert status == 409 and "could not record" in answer["error"], answer
                 assert server.state() == views[-1]
             assert "read-only disk" in server.output()
-            assert server.call("GET", "/healthz")[1]["journal_read_only"] is True
+            status, health = server.call("GET", "/healthz")
+            assert (status, health["ok"], health["journal_read_only"]) == (503, False, True)
             report = doctor("--db", str(db), "--port", str(free_port()))
             assert "FAIL journal: the disk holding" in report.stdout, report.stdout
             assert server.stop() == 0
