@@ -4,6 +4,7 @@ live, without a reload, and announces cues."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,10 +87,73 @@ def test_the_control_page_plays_a_card_from_the_virtual_mat(browser: Browser, se
     page.get_by_role("button", name="B.I.R.D.: Bob takes 1, Dee takes 5 (1/5)").click()
     expect(page.locator("#prompt")).to_contain_text("Ann")
     page.click('.mat button[data-card="spy-team/red-9"]')
-    expect(page.locator('.mat button[data-card="spy-team/red-9"]')).to_have_class("red used")
+    # The card is used this round, lies on the table, and says who played it.
+    red9 = page.locator('.mat button[data-card="spy-team/red-9"]')
+    expect(red9).to_have_class(re.compile(r"\bused\b.*\bon-table\b"))
+    expect(red9).to_have_attribute("data-by", "Ann")
     state: Any = server.call("GET", "/api/state")
     assert state["trick"][0]["card"] == "spy-team/red-9"
     # A refused tap shows the engine's message.
     page.click('.mat button[data-card="spy-team/red-9"]')
     expect(page.locator("#message")).to_contain_text("already")
+    # Undo takes two taps: the first only arms the button.
+    page.click("#undo")
+    expect(page.locator("#undo")).to_have_text("Tap again to undo")
+    assert server.call("GET", "/api/state")["played"] == ["spy-team/red-9"]
+    page.click("#undo")
+    expect(page.locator("#message")).to_have_text("Took back the last input.")
+    expect(page.locator("#undo")).to_have_text("Undo last input")
+    assert server.call("GET", "/api/state")["played"] == []
+    assert errors == []
+
+
+def play_trick(server: Server, winner: int, camouflage: bool = False) -> None:
+    """Four taps making `winner` take the trick: all red (the winner the lowest) for Camouflage, else
+    the winner plays the highest red, the leader (if someone else) a low red, the others low blues."""
+    view = server.call("GET", "/api/state")
+    played = set(view["played"])
+    reds = [n for n in range(1, 25) if f"spy-team/red-{n}" not in played]
+    blues = [n for n in range(1, 25) if f"spy-team/blue-{n}" not in played]
+    leader = view["turn"]
+    for step in range(4):
+        seat = (leader + step) % 4
+        if camouflage:
+            card = f"red-{reds.pop(0) if seat == winner else reds.pop()}"
+        elif seat == winner:
+            card = f"red-{reds.pop()}"
+        elif seat == leader:
+            card = f"red-{reds.pop(0)}"
+        else:
+            card = f"blue-{blues.pop(0)}"
+        server.call("POST", "/api/taps", {"card": f"spy-team/{card}"})
+
+
+def test_the_scoreboard_announces_camouflage_and_sums_up_the_game(browser: Browser, server: Server) -> None:
+    page, errors = open_page(browser, server.url + "/")
+    server.call("POST", "/api/games", {"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]})
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    expect(page.locator(".centre .who.team-a")).to_have_class(re.compile(r"\bdone\b"))
+    expect(page.locator(".centre .who.team-b")).to_have_class(re.compile(r"\bwait\b"))
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+    expect(page.locator('.seat[data-seat="0"] .tag.turn')).to_be_visible()
+    # Cid takes an all-red trick with the lowest card: the Camouflage banner comes first, then the
+    # trick's, and the finished trick stays on the table with Cid's card marked until the next lead.
+    play_trick(server, winner=2, camouflage=True)
+    expect(page.locator("#banner.cue-camouflage")).to_contain_text("Camouflage")
+    expect(page.locator("#banner.cue-trick-won")).to_contain_text("Cid wins the trick")
+    expect(page.locator('.seat[data-seat="2"] .card.taken.best')).to_be_visible()
+    expect(page.locator(".centre")).to_contain_text("Cid takes the trick")
+    # Three rounds in which Bob (aiming for 1) takes 2 tricks: each time C.A.T. complete theirs.
+    for cat_tile in (None, "2/4", "3/3"):  # round 1's missions are already chosen
+        if cat_tile:
+            cat = {"type": "mission", "seat": 0, "tile": cat_tile, "target": int(cat_tile[0])}
+            server.call("POST", "/api/actions", cat)
+            server.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+        play_trick(server, winner=1)
+        play_trick(server, winner=1)
+    summary = page.locator(".spy-team .summary")
+    expect(summary).to_contain_text("C.A.T. win the game!")
+    expect(summary).to_contain_text("Ann & Cid")
+    expect(summary).to_contain_text("Bob won 2 tricks aiming for 1")
+    expect(page.locator(".team-panel.team-a")).to_have_class(re.compile(r"\bwon\b"))
     assert errors == []

@@ -74,18 +74,70 @@ const Companion = (() => {
     "player-eliminated", "error", "unknown-card", "family-found", "showdown", "extra-turn", "shuffle-in",
     "undo", "reader-lost", "reader-back", "game-started"]);
 
-  // A large announcement over the board for the cues players must notice; the newest replaces the last.
-  function banner(cue) {
-    if (!BANNER_CUES.has(cue.cue) || !cue.text) return;
+  // The word over the banner's sentence, per cue (shown by CSS from data-kicker; the text stays the cue's).
+  const KICKERS = {
+    "trick-won": "Trick", "camouflage": "Camouflage", "mission-accomplished": "✓ Mission accomplished",
+    "mission-sabotaged": "✗ Sabotage", "round-won": "Round over", "game-won": "★ Game won ★",
+    "error": "Refused", "unknown-card": "Unknown card", "undo": "Undo", "reader-lost": "Reader",
+  };
+  // How long a banner stays: [alone, when another waits behind it] in milliseconds.
+  const HOLD = {
+    "game-won": [7000, 7000], "mission-accomplished": [4500, 3000], "mission-sabotaged": [4500, 3000],
+    "boom": [4500, 2500], "round-won": [4000, 2200], "camouflage": [2600, 1800], "trick-won": [2600, 1500],
+  };
+  const DEFAULT_HOLD = [2500, 1300];
+  // Cues that may be dropped from a long queue (the board shows their outcome anyway).
+  const MINOR = new Set(["trick-won", "card-revealed", "spied", "extra-turn", "shuffle-in", "game-started", "reader-back"]);
+  const queue = [];
+  let current = null;
+  let timer = null;
+
+  function bannerNode() {
     let node = document.getElementById("banner");
     if (!node) { node = h("div", {id: "banner", role: "status", "aria-live": "assertive"}); document.body.append(node); }
+    return node;
+  }
+
+  function nextBanner() {
+    clearTimeout(timer);
+    // A minor cue that waited too long behind others is stale (the board already shows its outcome).
+    while (queue.length && MINOR.has(queue[0].cue.cue) && Date.now() - queue[0].queuedAt > 5000) queue.shift();
+    current = queue.shift() || null;
+    const node = bannerNode();
+    if (!current) { node.classList.remove("show"); return; }
+    const {cue} = current;
     node.className = `banner cue-${cue.cue}`;
+    node.dataset.kicker = KICKERS[cue.cue] || "";
     node.textContent = cue.text;
     void node.offsetWidth; // restart the animation
     node.classList.add("show");
-    clearTimeout(node._timer);
-    const long = ["game-won", "mission-accomplished", "mission-sabotaged", "boom", "round-won"].includes(cue.cue);
-    node._timer = setTimeout(() => node.classList.remove("show"), long ? 4500 : 2500);
+    current.shownAt = Date.now();
+    if (current.onShow) { try { current.onShow(cue); } catch (err) { console.error(err); } }
+    scheduleBanner();
+  }
+
+  function scheduleBanner() {
+    clearTimeout(timer);
+    const [alone, hurried] = HOLD[current.cue.cue] || DEFAULT_HOLD;
+    const until = current.shownAt + (queue.length ? hurried : alone);
+    timer = setTimeout(nextBanner, Math.max(0, until - Date.now()));
+  }
+
+  // A large announcement over the board for the cues players must notice. Cues that arrive together
+  // (Camouflage, the trick, the mission, the round, the game) are shown one after the other, each long
+  // enough to read; `onShow(cue)`, if given, runs when its banner appears (the scoreboard plays the
+  // sound then). An undo or a new game clears what was still waiting. Returns whether it will show.
+  function banner(cue, onShow) {
+    if (!BANNER_CUES.has(cue.cue) || !cue.text) return false;
+    if (cue.cue === "undo" || cue.cue === "game-started") queue.length = 0;
+    queue.push({cue, onShow, queuedAt: Date.now()});
+    while (queue.length > 4) {
+      const minor = queue.findIndex((item) => MINOR.has(item.cue.cue));
+      queue.splice(minor >= 0 ? minor : 0, 1);
+    }
+    if (!current || cue.cue === "undo" || cue.cue === "game-started") nextBanner();
+    else scheduleBanner();
+    return true;
   }
 
   return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner};

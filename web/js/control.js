@@ -11,25 +11,65 @@
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) { setToken(fromHash); history.replaceState(null, "", location.pathname); }
   $("token").value = token();
-  $("token-state").textContent = token() ? "saved" : "needed for every control";
+  showTokenState();
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     setToken($("token").value.trim());
-    $("token-state").textContent = "saved";
+    showTokenState();
   });
 
-  function say(text, ok) {
-    $("message").textContent = text;
-    $("message").className = `message ${ok ? "ok" : "bad"}`;
+  // With a token saved the panel folds to one line (it is only needed again to change the token).
+  function showTokenState() {
+    const saved = !!token();
+    $("token-state").textContent = saved ? "saved" : "needed for every control";
+    $("token-panel").classList.toggle("folded", saved);
+    let change = $("token-change");
+    if (!change) {
+      change = h("button", {id: "token-change", type: "button", class: "link",
+        onclick: () => { $("token-panel").classList.remove("folded"); $("token").focus(); }}, "change");
+      $("token-panel").querySelector("h2").append(" ", h("span", {class: "token-saved"}, "✓ saved "), change);
+    }
   }
+
+  // The message bar: stays on screen (fixed at the bottom) so a refusal is seen even while tapping the
+  // mat further down; a success fades after a moment, a refusal stays until the next success or a tap.
+  let sayTimer = null;
+  function say(text, ok) {
+    const node = $("message");
+    node.textContent = text;
+    node.className = `message ${ok ? "ok" : "bad"} show`;
+    clearTimeout(sayTimer);
+    if (ok) sayTimer = setTimeout(() => node.classList.remove("show"), 2500);
+  }
+  $("message").addEventListener("click", () => $("message").classList.remove("show"));
 
   async function send(method, path, body, done) {
     try {
       await api(method, path, body);
       say(done, true);
+      return true;
     } catch (err) {
       say(err.status === 401 ? `${err.message} Enter it above.` : err.message, false);
+      if (err.status === 401) $("token-panel").classList.remove("folded");
+      return false;
     }
+  }
+
+  // A guard against a mis-tap: the first tap arms the button ("Tap again to …"), a second tap within
+  // a few seconds does it; otherwise the button goes back to normal.
+  function guarded(button, question, action) {
+    const label = button.textContent;
+    let armed = null;
+    function disarm() { clearTimeout(armed); armed = null; button.textContent = label; button.classList.remove("armed"); }
+    button.addEventListener("click", (e) => {
+      const q = typeof question === "function" ? question() : question;
+      if (!q) { action(e); return; }
+      if (armed) { disarm(); action(e); return; }
+      e.preventDefault();
+      button.textContent = q;
+      button.classList.add("armed");
+      armed = setTimeout(disarm, 4000);
+    });
   }
 
   // New game
@@ -47,10 +87,7 @@
     }));
   }
 
-  $("game").addEventListener("change", showOptions);
-  $("players").addEventListener("input", showOptions);
-  $("start-form").addEventListener("submit", (e) => {
-    e.preventDefault();
+  function startGame() {
     const players = $("players").value.split(",").map((s) => s.trim()).filter(Boolean);
     const options = {};
     for (const input of $("options").querySelectorAll("[data-option]")) {
@@ -58,18 +95,52 @@
       options[input.dataset.option] = input.dataset.type === "int" ? Number(input.value) : input.value;
     }
     send("POST", "/api/games", {game: $("game").value, players, options}, "Game started.");
-  });
-
-  // The prompt: one button per legal action, exactly as the engine listed it.
-  function showPrompt() {
-    $("prompt").textContent = view.prompt.text;
-    $("actions").replaceChildren(...(view.prompt.actions || []).map((action) => {
-      const {label, ...body} = action;
-      return h("button", {type: "button", onclick: () => send("POST", "/api/actions", body, `Done: ${label}`)}, label);
-    }));
   }
 
-  // The virtual mat: every card of the current game, grouped by colour or role.
+  $("game").addEventListener("change", showOptions);
+  $("players").addEventListener("input", showOptions);
+  const startButton = $("start-form").querySelector("button[type=submit]");
+  // Starting over a game in progress asks for a second tap; the form's own submit (Enter) does too.
+  guarded(startButton, () => (view && view.game && view.status !== "game-over" && $("start-form").reportValidity()
+    ? "Tap again: end this game and start" : null), () => {});
+  $("start-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (startButton.classList.contains("armed")) return;
+    startGame();
+  });
+
+  // The prompt: one button per legal action, exactly as the engine listed it; a game's renderer may
+  // group them (Spy Team: one group per team, showing what the team has chosen).
+  function actionButton(action, text, selected) {
+    const {label, ...body} = action;
+    return h("button", {type: "button", class: selected ? "selected" : null, "aria-label": label,
+      "aria-pressed": selected ? "true" : null, onclick: () => send("POST", "/api/actions", body, `Done: ${label}`)},
+    text || label);
+  }
+
+  function showPrompt() {
+    const prompt = view.prompt || {};
+    const seat = prompt.seat;
+    $("prompt").textContent = prompt.text || "";
+    $("prompt").className = `prompt-text${seat !== null && seat !== undefined ? " turn" : ""}`;
+    const actions = prompt.actions || [];
+    const grouper = view.game && renderer(view.game).groupActions;
+    const groups = grouper ? grouper(view, actions) : null;
+    if (!groups) {
+      $("actions").replaceChildren(...actions.map((a) => actionButton(a)));
+      return;
+    }
+    $("actions").replaceChildren(...groups.map((g) => h("div", {class: `action-group${g.done ? " done" : ""}`},
+      h("h3", {}, g.title, " ", h("span", {class: "status"}, g.status)),
+      h("div", {class: "buttons"}, g.actions.map((a) => {
+        const button = actionButton(a.action, a.text, a.selected);
+        if (a.tile) button.prepend(h("b", {class: "tile-label"}, a.tile));
+        return button;
+      })))));
+  }
+
+  // The virtual mat: every card of the current game, grouped by colour or role. Cards already played
+  // this round are dimmed; the cards of the trick on the table are marked with who played them.
   let matGame = null;
   function showMat() {
     if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matGame = null; return; }
@@ -88,11 +159,24 @@
           view.game === "spy-team" ? String(c.number) : c.name))))));
     }
     const used = new Set(view.played || []);
-    for (const button of $("mat").querySelectorAll("button")) button.classList.toggle("used", used.has(button.dataset.card));
+    const onTable = new Map((Array.isArray(view.trick) ? view.trick : []).map((p) => [p.card, p.seat]));
+    for (const button of $("mat").querySelectorAll("button")) {
+      const card = button.dataset.card;
+      button.classList.toggle("used", used.has(card));
+      button.classList.toggle("on-table", onTable.has(card));
+      const seat = onTable.get(card);
+      if (seat !== undefined && view.players && view.players[seat]) button.dataset.by = view.players[seat].name;
+      else delete button.dataset.by;
+    }
+    const turn = view.prompt && view.prompt.tap && view.prompt.seat !== null && view.players
+      ? view.players[view.prompt.seat] : null;
+    $("mat").dataset.turn = turn ? `Next card: ${turn.name}` : "";
   }
 
   function show(next) {
     view = next;
+    document.body.dataset.game = view.game || "";
+    document.body.dataset.status = view.status || "";
     showPrompt();
     showMat();
     if (view.game) renderer(view.game).render(view, $("board"));
@@ -104,7 +188,7 @@
     Sounds.play(c.cue);
   }
 
-  $("undo").addEventListener("click", () => send("POST", "/api/undo", undefined, "Took back the last input."));
+  guarded($("undo"), "Tap again to undo", () => send("POST", "/api/undo", undefined, "Took back the last input."));
   document.addEventListener("click", () => Sounds.enable(), {once: true});
 
   fetch("/api/games").then((r) => r.json()).then((data) => {

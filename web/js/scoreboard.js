@@ -23,9 +23,10 @@
     renderer(view.game).render(view, board);
   }
 
+  // A cue with a banner sounds when its banner appears (banners queue up: Camouflage, then the trick,
+  // then the mission...), so the tunes do not play over each other; any other cue sounds at once.
   function cue(c) {
-    banner(c);
-    Sounds.play(c.cue);
+    if (!banner(c, () => Sounds.play(c.cue))) Sounds.play(c.cue);
     if (c.cue === "reader-lost") setHealth("Reader lost", false);
     if (c.cue === "reader-back") setHealth("Live", true);
     document.body.dataset.lastCue = c.cue;
