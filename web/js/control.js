@@ -142,6 +142,18 @@
   // The virtual mat: every card of the current game, grouped by colour or role. Cards already played
   // this round are dimmed; the cards of the trick on the table are marked with who played them.
   let matGame = null;
+
+  // Short labels inside a group: the number for Spy Team, else the name without the group's word
+  // ("Green Safe 1" under Green is "Safe 1"), with the copy's number where copies share a name.
+  function matLabels(group, cards) {
+    const word = new RegExp(`^${group.replace(/-/g, " ")}\\s+`, "i");
+    const labels = cards.map((c) => (c.number !== undefined && c.colour && !c.kind ? String(c.number)
+      : c.name.replace(word, "")));
+    return cards.map((c, i) => {
+      const shared = labels.filter((l) => l === labels[i]).length > 1;
+      return [c, shared ? `${labels[i]} #${c.id.split("-").pop()}` : labels[i]];
+    });
+  }
   function showMat() {
     if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matGame = null; return; }
     if (matGame !== view.game) {
@@ -152,11 +164,12 @@
         if (!groups.has(key)) groups.set(key, []);
         groups.get(key).push(c);
       }
+      // The message names no card: on a hidden-information game the host's screen may be in view.
       $("mat").replaceChildren(...[...groups].map(([key, cards]) => h("div", {class: "mat-group"},
-        h("h3", {}, key),
-        h("div", {class: "mat"}, cards.map((c) => h("button", {type: "button", class: c.colour || "", title: c.id,
-          dataset: {card: c.id}, onclick: () => send("POST", "/api/taps", {card: c.id}, `Tapped ${c.name}.`)},
-          view.game === "spy-team" ? String(c.number) : c.name))))));
+        h("h3", {}, key.replace(/-/g, " ")),
+        h("div", {class: view.game === "spy-team" ? "mat" : "mat words"}, matLabels(key, cards).map(([c, label]) =>
+          h("button", {type: "button", class: c.colour || "", title: c.id, "aria-label": c.name,
+            dataset: {card: c.id}, onclick: () => send("POST", "/api/taps", {card: c.id}, "Tap sent.")}, label))))));
     }
     const used = new Set(view.played || []);
     const onTable = new Map((Array.isArray(view.trick) ? view.trick : []).map((p) => [p.card, p.seat]));

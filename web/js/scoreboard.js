@@ -13,7 +13,8 @@
     document.body.dataset.status = view.status;
     document.getElementById("title").textContent = TITLES[view.game] || "Table Companion";
     document.getElementById("round").textContent =
-      view.status === "game-over" ? "Game over" : view.round ? `Round ${view.round}` : "";
+      view.status === "game-over" ? "Game over"
+        : view.round && renderer(view.game).showRound !== false ? `Round ${view.round}` : "";
     document.getElementById("prompt").textContent = view.prompt ? view.prompt.text : "";
     if (!view.game) {
       board.replaceChildren(h("div", {class: "idle"}, h("p", {}, "No game yet."),

@@ -102,6 +102,7 @@
   }
 
   Companion.registerGame("spy", {
+    showRound: false, // SPY is one long round
     render(view, root) {
       root.replaceChildren(
         h("div", {class: `spy ${view.status}`, dataset: {players: view.players.length}},
