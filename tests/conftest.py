@@ -38,3 +38,16 @@ def cues(daemon: Daemon) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     daemon.table.listeners.append(lambda kind, payload: seen.append(payload) if kind == "cue" else None)
     return seen
+
+
+def open_event_stream(client: Any) -> tuple[Any, Iterator[bytes], list[str]]:
+    """Open /api/events as a scoreboard does and read up to the current state, so that from then on
+    the stream receives every message. Read it in this thread: Flask keeps the request context with
+    the generator. Close the response when done."""
+    response = client.get("/api/events", buffered=False)
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    stream = iter(response.response)
+    chunks: list[str] = []
+    while not chunks or not chunks[-1].startswith("event: state"):
+        chunks.append(next(stream).decode())
+    return response, stream, chunks

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from companion.daemon import Daemon
-from tests.conftest import AUTH
+from tests.conftest import AUTH, open_event_stream
 from tests.test_peanuts import ENGINE, NAMES, Table, X
 
 Cues = list[dict[str, Any]]
@@ -486,12 +486,7 @@ def shown_cards(view: dict[str, Any]) -> set[str]:
 def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: Any) -> None:
     # The scoreboard's own request. Read in this thread (Flask keeps the request context with the
     # generator): first up to the current state, which means the stream now receives every message...
-    response = client.get("/api/events", buffered=False)
-    assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    stream = iter(response.response)
-    chunks: list[str] = []
-    while not chunks or not chunks[-1].startswith("event: state"):
-        chunks.append(next(stream).decode())
+    response, stream, chunks = open_event_stream(client)
 
     start(client, ["Ann", "Bob", "Cy"])
     # Two cards go face down (the Informants, which never show in this round): the first is

@@ -7,41 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from companion.config import Config
 from companion.daemon import Daemon
+from tests.conftest import AUTH, open_event_stream
 
-TOKEN = "spy-api-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LABELS = ["Safe 1", "Safe 2", "Top Secret 1", "Top Secret 2"]
-
-
-@pytest.fixture
-def table(tmp_path: Path) -> Iterator[Daemon]:
-    daemon = Daemon(
-        Config(token=TOKEN, db=tmp_path / "journal.db", readers=[{"device": "virtual"}], mock_pins=True)
-    )
-    daemon.start()
-    yield daemon
-    daemon.close()
-
-
-@pytest.fixture
-def client(table: Daemon) -> Any:
-    return table.app.test_client()
-
-
-@pytest.fixture
-def heard(table: Daemon) -> list[dict[str, Any]]:
-    """Every cue the table plays from now on, as the scoreboard receives it."""
-    cues: list[dict[str, Any]] = []
-    table.table.listeners.append(lambda kind, payload: cues.append(payload) if kind == "cue" else None)
-    return cues
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -68,15 +39,15 @@ def send(client: Any, step: dict[str, Any], status: int = 200) -> dict[str, Any]
 
 
 def play(
-    client: Any, heard: list[dict[str, Any]], script: list[tuple[dict[str, Any], list[str]]]
+    client: Any, cues: list[dict[str, Any]], script: list[tuple[dict[str, Any], list[str]]]
 ) -> dict[str, Any]:
     """Send each input; check the cues it played (leaving out `your-turn`, of which there is at most
     one) and return the last view."""
     view: dict[str, Any] = {}
     for step, expected in script:
-        before = len(heard)
+        before = len(cues)
         view = send(client, step)
-        names = [cue["cue"] for cue in heard[before:]]
+        names = [cue["cue"] for cue in cues[before:]]
         assert names.count("your-turn") <= 1, (step, names)
         assert [n for n in names if n != "your-turn"] == expected, step
     return view
@@ -92,19 +63,19 @@ def column(view: dict[str, Any], key: str) -> list[Any]:
     return [player[key] for player in view["players"]]
 
 
-def first(heard: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    return next(cue for cue in heard if cue["cue"] == name)
+def first(cues: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(cue for cue in cues if cue["cue"] == name)
 
 
 # ------------------------------------------------------------------------------- games to a winner
 
 
-def test_two_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]]) -> None:
+def test_two_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) -> None:
     start(client, ["Ann", "Bob"], first=1)  # Bob is the youngest
     send(client, {"type": "claim", "seat": 0, "colour": "purple"}, 409)  # two players: green and red only
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "green-spy"}, ["card-accepted"]),  # Ann
             ({"tap": "red-spy"}, ["card-accepted"]),  # Bob
@@ -115,7 +86,7 @@ def test_two_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]])
 
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "green-top-secret-2"}, ["spied"]),  # Bob → Ann: "It's a Top Secret"
             ({"tap": "red-bomb-2-extra"}, ["bomb-lit"]),  # Ann → Bob: the extra bomb is in play
@@ -130,20 +101,20 @@ def test_two_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]])
     assert column(view, "score") == [0, 1]
     assert column(view, "bombs_lit") == [1, 1]
     assert [e["revealed"] for e in view["players"][0]["exposure"]] == [True, False, False, False]
-    assert first(heard, "spied")["text"] == "It's a Top Secret"
-    assert first(heard, "boom")["data"] == {"spier": 0, "owner": 1}  # which bomb, never
-    assert first(heard, "player-eliminated")["seat"] == 0
-    won = first(heard, "game-won")
+    assert first(cues, "spied")["text"] == "It's a Top Secret"
+    assert first(cues, "boom")["data"] == {"spier": 0, "owner": 1}  # which bomb, never
+    assert first(cues, "player-eliminated")["seat"] == 0
+    won = first(cues, "game-won")
     assert (won["seat"], won["text"]) == (1, "Bob wins")
     assert state(client) == view
     send(client, {"type": "pass"}, 409)  # the game is over
 
 
-def test_three_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]]) -> None:
+def test_three_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) -> None:
     start(client, ["Ann", "Bob", "Cy"], first=2)
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "blue-spy", "seat": 2}, ["card-accepted"]),  # Cy, by the tap's seat
             ({"tap": "green-spy"}, ["card-accepted"]),  # the prompt's seat: Ann
@@ -155,7 +126,7 @@ def test_three_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]
 
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "green-safe-1"}, ["card-revealed"]),  # Cy → Ann
             ({"tap": "purple-bomb-1"}, ["bomb-lit"]),  # Ann → Bob
@@ -174,7 +145,7 @@ def test_three_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]
     send(client, {"type": "pass", "seat": 2}, 409)  # not Cy's turn
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"type": "pass", "seat": 1}, ["card-accepted"]),  # Bob
             ({"tap": "purple-safe-1"}, ["card-revealed"]),  # Cy → Bob
@@ -185,21 +156,21 @@ def test_three_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]
     assert column(view, "eliminated") == [True, True, False]
     assert column(view, "bombs_lit") == [0, 1, 0]
     assert column(view, "next") == [None, None, 0]
-    spied = first(heard, "spied")
+    spied = first(cues, "spied")
     assert spied["text"] == "It's a Safe" and spied["data"] == {"spier": 1, "owner": 2, "type": "safe"}
-    assert first(heard, "already-exposed")["data"]["name"] == "Green Safe 1"  # face up: may be named
-    assert first(heard, "game-won")["seat"] == 2
+    assert first(cues, "already-exposed")["data"]["name"] == "Green Safe 1"  # face up: may be named
+    assert first(cues, "game-won")["seat"] == 2
 
 
-def test_four_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]]) -> None:
+def test_four_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) -> None:
     start(client, ["Ann", "Bob", "Cy", "Di"])
     colours = ["green", "red", "purple", "blue"]
-    view = play(client, heard, [({"tap": f"{colour}-spy"}, ["card-accepted"]) for colour in colours])
+    view = play(client, cues, [({"tap": f"{colour}-spy"}, ["card-accepted"]) for colour in colours])
     assert column(view, "colour") == colours and view["turn"] == 0
 
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "blue-safe-1"}, ["card-revealed"]),  # Ann → Di
             ({"tap": "blue-safe-2"}, ["card-revealed"]),  # Bob → Di
@@ -215,7 +186,7 @@ def test_four_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]]
 
     view = play(
         client,
-        heard,
+        cues,
         [
             ({"tap": "purple-bomb-2"}, ["bomb-lit"]),  # Bob → Cy
             ({"type": "eliminate", "seat": 2}, ["player-eliminated"]),  # Cy drops a card on his turn
@@ -229,63 +200,63 @@ def test_four_player_game_to_its_winner(client: Any, heard: list[dict[str, Any]]
     assert column(view, "eliminated") == [False, True, True, True]
     assert column(view, "score") == [1, 0, 0, 0]
     assert column(view, "bombs_lit") == [1, 0, 1, 0]
-    eliminated = [cue["seat"] for cue in heard if cue["cue"] == "player-eliminated"]
+    eliminated = [cue["seat"] for cue in cues if cue["cue"] == "player-eliminated"]
     assert eliminated == [3, 2, 1]
-    assert first(heard, "game-won")["text"] == "Ann wins"
+    assert first(cues, "game-won")["text"] == "Ann wins"
 
 
 # ---------------------------------------------------------------------------- refusals and undo
 
 
 def test_an_extra_bomb_in_a_three_player_game_is_refused_and_not_journaled(
-    table: Daemon, client: Any, heard: list[dict[str, Any]]
+    daemon: Daemon, client: Any, cues: list[dict[str, Any]]
 ) -> None:
     start(client, ["Ann", "Bob", "Cy"])
     for colour in ("green", "red", "purple"):
         send(client, {"tap": f"{colour}-spy"})
-    entries, view = list(table.journal.entries()), state(client)
-    heard.clear()
+    entries, view = list(daemon.journal.entries()), state(client)
+    cues.clear()
 
     answer = send(client, {"tap": "red-bomb-2-extra"}, 409)
     assert "extra bomb" in answer["error"] and "two-player" in answer["error"]
-    assert list(table.journal.entries()) == entries
+    assert list(daemon.journal.entries()) == entries
     assert state(client) == view
-    assert [cue["cue"] for cue in heard] == ["error"]
+    assert [cue["cue"] for cue in cues] == ["error"]
 
     send(client, {"tap": "red-bomb-2"})  # Ann → Bob: the ordinary Bomb 2 is in play
-    assert len(list(table.journal.entries())) == len(entries) + 1
+    assert len(list(daemon.journal.entries())) == len(entries) + 1
     assert column(state(client), "bombs_lit") == [0, 1, 0]
 
 
-def test_undo_takes_back_a_lit_bomb(table: Daemon, client: Any, heard: list[dict[str, Any]]) -> None:
+def test_undo_takes_back_a_lit_bomb(daemon: Daemon, client: Any, cues: list[dict[str, Any]]) -> None:
     start(client, ["Ann", "Bob", "Cy"])
     for colour in ("green", "red", "purple"):
         send(client, {"tap": f"{colour}-spy"})
     view = send(client, {"tap": "red-bomb-1"})  # Ann lights one of Bob's bombs
     assert column(view, "bombs_lit") == [0, 1, 0] and view["turn"] == 1
-    journaled = len(list(table.journal.entries()))
+    journaled = len(list(daemon.journal.entries()))
 
     response = client.post("/api/undo", headers=AUTH)
     assert response.status_code == 200
     view = response.get_json()
     assert column(view, "bombs_lit") == [0, 0, 0] and view["turn"] == 0 and view["last_outcome"] is None
     assert state(client) == view
-    entries = list(table.journal.entries())
+    entries = list(daemon.journal.entries())
     assert len(entries) == journaled + 1  # nothing deleted: the undo is an entry of its own
     assert entries[-1].event == {"type": "undo"}
     assert entries[-2].event == {"type": "tap", "card": "spy/red-bomb-1"}
-    assert heard[-1]["cue"] == "undo"
+    assert cues[-1]["cue"] == "undo"
 
     send(client, {"tap": "red-bomb-1"})  # the same bomb again: lit, not BOOM, since it was unlit
-    assert [cue["cue"] for cue in heard if cue["cue"] in ("bomb-lit", "boom")] == ["bomb-lit", "bomb-lit"]
+    assert [cue["cue"] for cue in cues if cue["cue"] in ("bomb-lit", "boom")] == ["bomb-lit", "bomb-lit"]
     assert client.post("/api/undo").status_code == 401  # and undo needs the token
 
 
 # ------------------------------------------------------------------------ the event stream's secrets
 
 
-def card_names(table: Daemon) -> dict[str, str]:
-    return {card.id: card.name for card in table.catalog["spy"].cards.values()}
+def card_names(daemon: Daemon) -> dict[str, str]:
+    return {card.id: card.name for card in daemon.catalog["spy"].cards.values()}
 
 
 def face_up(view: dict[str, Any]) -> set[str]:
@@ -302,15 +273,10 @@ def face_up(view: dict[str, Any]) -> set[str]:
 SECRET_NUMBER = re.compile(r"(Safe|Top Secret|Bomb) ?[12]|(safe|top-secret|bomb)-[12]", re.IGNORECASE)
 
 
-def test_the_event_stream_never_names_a_card_that_is_not_face_up(table: Daemon, client: Any) -> None:
+def test_the_event_stream_never_names_a_card_that_is_not_face_up(daemon: Daemon, client: Any) -> None:
     # The scoreboard's own request. Read in this thread (Flask keeps the request context with the
     # generator): first up to the current state, which means the stream now receives every message...
-    response = client.get("/api/events", buffered=False)
-    assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    stream = iter(response.response)
-    chunks: list[str] = []
-    while not chunks or not chunks[-1].startswith("event: state"):
-        chunks.append(next(stream).decode())
+    response, stream, chunks = open_event_stream(client)
 
     start(client, ["Ann", "Bob", "Cy", "Di"])
     script: list[tuple[dict[str, Any], int]] = [
@@ -349,7 +315,7 @@ def test_the_event_stream_never_names_a_card_that_is_not_face_up(table: Daemon, 
         chunks.append(next(stream).decode())
     response.close()
 
-    names = card_names(table)
+    names = card_names(daemon)
     messages = [m for m in "".join(chunks).split("\n\n") if m.startswith("event: ")]
     accepted = sum(status == 200 for _, status in script)
     assert sum(m.startswith("event: state") for m in messages) == 1 + 1 + accepted  # first, start, inputs
