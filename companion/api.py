@@ -1,7 +1,9 @@
 """The JSON API of DESIGN.md section 3. Reads are open; control calls need the bearer token.
 
 Every refusal is `{"error": "..."}` with a 4xx status, and nothing is journaled for it:
-400 a malformed request, 401 a missing or wrong token, 409 an input the rules refuse.
+400 a malformed request (not a JSON object, a tap without a card), 401 a missing or wrong token,
+404/405 no such call, 413 a body over 16 KiB, 409 an input the table refuses (the rules, or a field
+with a wrong value).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from functools import wraps
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, stream_with_context
+from werkzeug.exceptions import HTTPException
 
 from companion.app import services
 from companion.games.base import GameError
@@ -31,8 +34,8 @@ def control(view: Callable[..., Any]) -> Callable[..., Any]:
         token = services().token
         if not token:
             return error("Control is off: the daemon was started without a token.", 401)
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
             return error("This needs the table's token (Authorization: Bearer <token>).", 401)
         return view(*args, **kwargs)
 
@@ -41,7 +44,7 @@ def control(view: Callable[..., Any]) -> Callable[..., Any]:
 
 def json_body() -> dict[str, Any]:
     """The request's JSON object; a malformed body is refused with an error cue on the table."""
-    body = request.get_json(silent=True)
+    body = request.get_json(force=True, silent=True)  # `curl -d` sends no JSON content type
     if not isinstance(body, dict):
         message = "The request body must be a JSON object."
         services().table.report_error(message)
@@ -61,6 +64,14 @@ def bad_request(exc: BadRequest) -> tuple[Response, int]:
 @api.errorhandler(GameError)
 def refused(exc: GameError) -> tuple[Response, int]:
     return error(str(exc), 409)
+
+
+@api.app_errorhandler(HTTPException)
+def http_error(exc: HTTPException) -> Any:
+    """404, 405, 413...: JSON like every other answer of the API (pages keep Flask's own)."""
+    if not request.path.startswith("/api/") and request.path != "/healthz":
+        return exc
+    return error(exc.description or exc.name, exc.code or 500)
 
 
 @api.get("/healthz")

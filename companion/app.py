@@ -13,6 +13,7 @@ from companion.events import Broker
 from companion.resources import web_dir
 from companion.table import Table
 
+MAX_REQUEST_BYTES = 16 * 1024
 
 @dataclass
 class Services:
@@ -43,6 +44,8 @@ def create_app(
     web = web_dir()
     app = Flask(__name__, static_folder=str(web), static_url_path="/static")
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    # Every input is journaled for good: no request may be bigger than a generous action.
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.extensions["companion"] = Services(table, broker, catalog, token, health or (lambda: {}))
     app.register_blueprint(api)
 

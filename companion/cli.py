@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import secrets
+import shutil
 import signal
 import socket
 import sys
@@ -83,7 +84,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     config.readers = [{"device": "virtual"}]
     config.mock_pins = True
     config.token = config.token or secrets.token_urlsafe(9)
-    return serve(config)
+    try:
+        return serve(config)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the demo's journal is thrown away
 
 
 def serve(config: Config) -> int:
@@ -93,8 +97,11 @@ def serve(config: Config) -> int:
 
     daemon = Daemon(config)
     try:
-        # One thread per scoreboard held open by its event stream, plus room for API calls.
-        server: Any = create_server(daemon.app, host=config.host, port=config.port, threads=24, ident=None)
+        # One thread per scoreboard held open by its event stream (the broker caps them), plus
+        # threads that only API calls and pages ever use.
+        server: Any = create_server(
+            daemon.app, host=config.host, port=config.port, threads=daemon.broker.max_clients + 8, ident=None
+        )
     except OSError as error:
         daemon.close()
         raise StartError(f"cannot listen on {config.host}:{config.port}: {error.strerror}") from error

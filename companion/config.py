@@ -60,6 +60,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     server = _table(raw, "server")
     config.host = _value(server, "host", str, config.host)
     config.port = _value(server, "port", int, config.port)
+    if not 1 <= config.port <= 65535:
+        raise ConfigError(f"'port' in the config must be from 1 to 65535, not {config.port}")
     config.token = _value(server, "token", str, None)
     journal = _table(raw, "journal")
     config.db = Path(_value(journal, "path", str, str(config.db)))
@@ -90,7 +92,8 @@ _KIND_NAMES = {int: "a whole number", str: "a string", bool: "true or false"}
 
 def _value(table: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     value = table.get(key, default)
-    if value is not None and not isinstance(value, kind):
+    # TOML's true/false are Python bools, and a bool is an int: never take one for a number.
+    if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
         raise ConfigError(
             f"'{key}' in the config must be {_KIND_NAMES.get(kind, kind.__name__)}, not {value!r}"
         )

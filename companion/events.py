@@ -15,12 +15,16 @@ class Broker:
     """A table listener that copies each message into one bounded queue per connected client.
 
     A client too slow to keep up is dropped (its queue is full) rather than slowing the table; its
-    browser reconnects and starts again from the current state."""
+    browser reconnects and starts again from the current state. Each open stream holds one server
+    thread, so at most `max_clients` are open: a new one ends the oldest, which is most likely a
+    tablet that went to sleep without closing its connection. The API's threads are never starved."""
 
-    def __init__(self, queue_size: int = 256) -> None:
-        self._queues: set[queue.Queue[tuple[str, dict[str, Any]] | None]] = set()
+    def __init__(self, queue_size: int = 256, max_clients: int = 16) -> None:
+        # A dict keeps the order the streams opened in, oldest first.
+        self._queues: dict[queue.Queue[tuple[str, dict[str, Any]] | None], None] = {}
         self._lock = threading.Lock()
         self._queue_size = queue_size
+        self.max_clients = max_clients
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         with self._lock:
@@ -28,9 +32,7 @@ class Broker:
                 try:
                     q.put_nowait((kind, payload))
                 except queue.Full:
-                    self._queues.discard(q)
-                    q.queue.clear()
-                    q.put_nowait(None)  # tells the stream to end
+                    self._end(q)
 
     @property
     def clients(self) -> int:
@@ -41,7 +43,9 @@ class Broker:
         """The text of one client's event stream: the current state, then every message."""
         q: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue(self._queue_size)
         with self._lock:
-            self._queues.add(q)
+            while len(self._queues) >= self.max_clients:
+                self._end(next(iter(self._queues)))
+            self._queues[q] = None
         try:
             yield "retry: 2000\n\n"
             yield format_event("state", first)
@@ -56,15 +60,19 @@ class Broker:
                 yield format_event(*message)
         finally:
             with self._lock:
-                self._queues.discard(q)
+                self._queues.pop(q, None)
 
     def close(self) -> None:
         """End every stream (at shutdown)."""
         with self._lock:
-            for q in self._queues:
-                q.queue.clear()
-                q.put_nowait(None)
-            self._queues.clear()
+            for q in list(self._queues):
+                self._end(q)
+
+    def _end(self, q: queue.Queue[tuple[str, dict[str, Any]] | None]) -> None:
+        """Stop one stream: drop what it has not sent and tell its generator to return."""
+        self._queues.pop(q, None)
+        q.queue.clear()
+        q.put_nowait(None)
 
 
 def format_event(kind: str, payload: dict[str, Any]) -> str:

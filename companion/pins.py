@@ -111,7 +111,7 @@ def choose_pin_factory(
     writable (see `prepare_lgpio_dir`); the daemon passes the journal's folder.
     """
     if force_mock:
-        log.info("GPIO: mock pins (asked for with --mock-pins)")
+        log.info("GPIO: mock pins (asked for)")
         return mock_factory(), "mock"
     if os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock":
         log.info("GPIO: mock pins (GPIOZERO_PIN_FACTORY=mock)")

@@ -96,7 +96,8 @@ class Table:
             self._refuse(GameError("An action needs a 'type'."))
         if action["type"] in ("tap", "start", "undo"):
             self._refuse(GameError(f"'{action['type']}' is not an action: use its own call."))
-        return self.submit(dict(action))
+        # A label is the prompt's caption for a button, not part of the input: don't keep it forever.
+        return self.submit({key: value for key, value in action.items() if key != "label"})
 
     def undo(self) -> dict[str, Any]:
         """Take back the last input in force."""
@@ -177,7 +178,10 @@ class Table:
     def _refold(self, events: list[Event]) -> None:
         """Rebuild the current game from the inputs in force (at start-up and after an undo)."""
         self._game, self._state = None, None
-        for event in events:
+        # Only the current game matters: fold from the last start in force, not from the first game
+        # this table ever saw, so start-up and undo stay quick however long the journal grows.
+        starts = [i for i, event in enumerate(events) if event.get("type") == "start"]
+        for event in events[starts[-1] if starts else 0 :]:
             try:
                 self._game, self._state, _ = self._next(event)
             except GameError as error:

@@ -167,3 +167,47 @@ def test_a_mission_accomplished_mid_hand_through_the_api(client: Any, cues: list
     assert view["rounds"][0]["winners"] == [0, 2]
     assert "mission-accomplished" in [c["cue"] for c in cues]
     assert view["teams"][0]["tiles_removed"] == ["1/5"]
+
+
+def test_a_request_over_16_kib_is_refused_as_json(client: Any, daemon: Daemon) -> None:
+    start(client)
+    response = client.post("/api/actions", json={"type": "draw", "junk": "x" * 20_000}, headers=AUTH)
+    assert response.status_code == 413
+    assert "error" in response.get_json()
+    assert journal_length(daemon) == 1
+
+
+def test_a_huge_card_id_is_not_echoed(client: Any, cues: list[Any]) -> None:
+    start(client)
+    choose(client, "1/5")
+    response = client.post("/api/taps", json={"card": "a" * 10_000}, headers=AUTH)
+    assert response.status_code == 409
+    assert response.get_json() == {"error": "That is not a card id."}
+    assert len(cues[-1]["text"]) < 100
+
+
+def test_unknown_calls_answer_json(client: Any) -> None:
+    assert client.get("/api/nope").get_json() == {
+        "error": "The requested URL was not found on the server. "
+        "If you entered the URL manually please check your spelling "
+        "and try again."
+    }
+    response = client.get("/api/undo")
+    assert response.status_code == 405 and "error" in response.get_json()
+
+
+def test_the_bearer_scheme_is_case_insensitive_and_json_needs_no_content_type(client: Any) -> None:
+    response = client.post(
+        "/api/games",
+        data='{"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]}',
+        headers={"Authorization": "bearer test-token", "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 201
+
+
+def test_a_long_player_name_is_refused(client: Any, daemon: Daemon) -> None:
+    response = client.post(
+        "/api/games", json={"game": "spy-team", "players": ["A" * 200, "B", "C", "D"]}, headers=AUTH
+    )
+    assert response.status_code == 409 and "at most 24 characters" in response.get_json()["error"]
+    assert journal_length(daemon) == 0

@@ -101,3 +101,14 @@ def test_the_demo_prints_its_urls_and_serves(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=5)
+
+
+def test_a_port_out_of_range_or_a_bool_is_refused(tmp_path: Path) -> None:
+    for value, message in (
+        ("true", "must be a whole number, not True"),
+        ("99999", "from 1 to 65535, not 99999"),
+    ):
+        config = tmp_path / "c.toml"
+        config.write_text(f"[server]\nport = {value}\n")
+        result = companion("run", "--config", str(config))
+        assert result.returncode == 2 and message in result.stderr, result.stderr

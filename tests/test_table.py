@@ -158,3 +158,28 @@ def test_a_broken_listener_does_not_stop_the_others(tmp_path: Path) -> None:
     table.listeners.insert(0, broken)
     table.start("spy-team", PLAYERS)
     assert "game-started" in cue_names(heard)
+
+
+def test_only_the_current_game_is_folded(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    ready(table)
+    table.tap(card="spy-team/red-3")
+    table.start("spy-team", ["W", "X", "Y", "Z"])
+    view = table.view()
+    table.journal.close()
+    # An earlier game that today's rules would refuse no longer matters once a later game started.
+    journal = Journal(tmp_path / "j.db")
+    journal._db.execute(
+        "UPDATE entries SET event = ? WHERE seq = 4", ('{"type":"tap","card":"spy-team/red-99"}',)
+    )
+    again = Table(journal, build_engines(load_catalog()))
+    assert again.view() == view
+
+
+def test_a_label_from_the_prompt_is_not_journaled(tmp_path: Path) -> None:
+    table, _ = new_table(tmp_path / "j.db")
+    table.start("spy-team", PLAYERS)
+    action = table.view()["prompt"]["actions"][0]
+    assert "label" in action
+    table.act(action)
+    assert "label" not in list(table.journal.entries())[-1].event

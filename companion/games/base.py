@@ -39,6 +39,9 @@ from companion.cues import Cue
 Event = dict[str, Any]
 S = TypeVar("S")
 
+MAX_CARD_ID = 64
+MAX_NAME = 24  # what fits on a seat of the scoreboard
+
 
 class GameError(Exception):
     """An input the rules refuse. `str(error)` is shown to the players as it is."""
@@ -89,6 +92,8 @@ class Engine(ABC, Generic[S]):
         card_id = event.get("card")
         if not isinstance(card_id, str):
             raise GameError("A tap needs a card id.")
+        if len(card_id) > MAX_CARD_ID:  # don't echo a huge string to every scoreboard
+            raise GameError("That is not a card id.", cue="unknown-card")
         card = self.data.cards.get(card_id)
         if card is None:
             game = card_id.split("/", 1)[0]
@@ -111,6 +116,8 @@ def check_players(players: list[str], low: int, high: int) -> list[str]:
     if not isinstance(players, list) or not all(isinstance(p, str) and p.strip() for p in players):
         raise GameError("Players must be a list of names.")
     names = [p.strip() for p in players]
+    if any(len(name) > MAX_NAME for name in names):
+        raise GameError(f"A player's name can have at most {MAX_NAME} characters.")
     if not low <= len(names) <= high:
         count = f"{low}" if low == high else f"{low} to {high}"
         raise GameError(f"This game needs {count} players, not {len(names)}.")
