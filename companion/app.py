@@ -15,6 +15,7 @@ from companion.table import Table
 
 MAX_REQUEST_BYTES = 16 * 1024
 
+
 @dataclass
 class Services:
     """What the web layer talks to; kept on `app.extensions["companion"]`."""
