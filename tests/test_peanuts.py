@@ -4,7 +4,8 @@ Scenario tests drive the engine with the taps and actions of docs/rules/peanuts.
 tests start from a position (a state edited after the reveal, like a chess FEN) so that one turn
 reaches the end of the deck. The last tests play whole games with real cards: a seeded player moves
 cards between a physical deck, hands, Roles and piles, and the companion must agree with the table
-after every input.
+after every input; replayed with a hidden card swapped for another, those games must tell the table
+exactly the same things (see "hidden cards change nothing").
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import copy
 import json
 import random
 import tomllib
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -453,19 +456,6 @@ def test_secret_police_without_the_spy() -> None:
     assert game.prompt["seat"] == 1 and not game.view["players"][2]["eliminated"]
 
 
-def test_secret_police_cannot_find_a_spy_known_to_be_face_down() -> None:
-    game = Game(3, ["informant-1", "seer-1", "handler-1"])
-    game.do("draw")
-    game.play("seer-2", "assist")
-    game.tap("spy-1")  # face down in Ann's pile
-    game.do("draw")
-    game.play("secret-police-1", "assist")
-    game.do("target", seat=2)
-    assert game.action_values("found") == [False]
-    message = game.refused({"type": "spy-found", "found": True}, "cannot be in that hand")
-    assert message == "The Spy cannot be in that hand: the table knows where it is."  # not where
-
-
 # ---------------------------------------------------------------------- DEPLOY actions
 
 
@@ -558,6 +548,8 @@ def test_instant_win_after_the_seer_deploy() -> None:
     game.tap("telepath-1")
     cues = game.tap("assassin-1")
     assert "family-found" in cues and "round-won" in cues
+    found = next(c for c in game.cues if c.name == "family-found")
+    assert found.data == {"cards": cid_list("spy-1 telepath-1 assassin-1")}  # now they are shown
     view = game.view
     assert view["players"][0]["score"] == 1
     assert view["rounds"] == [
@@ -570,12 +562,25 @@ def test_instant_win_after_the_seer_deploy() -> None:
     assert view["prompt"]["step"] == "round-over" and view["prompt"]["seat"] is None
 
 
-def test_informant_deploy_draws_and_returns_one() -> None:
+def test_informant_deploy_draws_then_puts_a_card_back_on_top() -> None:
     game = Game(3, ["seer-1", "handler-1", "agent-1"])
     game.do("draw")
+    assert game.play("informant-1", "deploy") == ["card-revealed", "card-accepted"]
+    assert game.deck == 11 and game.hand_counts() == [2, 1, 1]  # the top card is in Ann's hand
+    assert game.pile(0) == [cid("seer-1")] and game.role(0) == cid("informant-1")
+    assert game.prompt["step"] == "informant-draw" and game.prompt["seat"] == 0
+    assert game.action_values("type") == ["done", "claim-family"]
+    game.refused({"type": "draw"}, "Not now")
+    assert game.do("done") == ["card-accepted", "your-turn"]
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
+
+
+def test_informant_deploy_with_an_empty_deck_does_nothing() -> None:
+    game = Game(3, ["seer-1", "handler-1", "agent-1"])
+    game.state.deck = 1
+    game.do("draw")
     game.play("informant-1", "deploy")
-    assert game.deck == 12 and game.hand_counts() == [1, 1, 1]
-    assert game.pile(0) == [cid("seer-1")] and game.prompt["seat"] == 1
+    assert any(c.data.get("void") for c in game.cues) and game.prompt["step"] == "showdown"
 
 
 def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() -> None:
@@ -605,7 +610,7 @@ def test_handler_deploy_can_take_back_by_tapping_a_face_up_card() -> None:
     game = Game(3, ["informant-1", "seer-1", "agent-1"])
     game.do("draw")
     game.play("handler-1", "deploy")
-    game.refused({"type": "tap", "card": cid("seer-1")}, "no discard pile")
+    game.refused({"type": "tap", "card": cid("seer-1")}, "Tap a card lying face up in a discard pile")
     game.tap("informant-1")
     assert game.pile(0) == [] and game.deck == 13
     game.do("target", seat=0)  # she may pick herself: her Handler Role is not protected
@@ -703,12 +708,12 @@ def test_false_claims_are_refused() -> None:
     game.refused({"type": "claim-family"}, "right after a draw")
     game.do("draw")
     game.do("claim-family")
-    game.refused({"type": "tap", "card": cid("seer-1")}, "False claim: the Seer is not one of")
+    game.refused({"type": "tap", "card": cid("seer-1")}, "False claim: tap one Spy, one Telepath and one")
     game.refused({"type": "tap", "card": cid("telepath-1")}, "False claim: Telepath .* Bob's Role")
     game.refused({"type": "tap", "card": cid("assassin-2")}, "False claim: .* set aside")
     game.refused({"type": "draw"}, "Not now")
     game.tap("spy-1")
-    game.refused({"type": "tap", "card": cid("spy-1")}, "already tapped")
+    game.refused({"type": "tap", "card": cid("spy-1")}, "tap one Spy, one Telepath and one Assassin")
     game.tap("telepath-2")
     # Ann's Role is the Informant: a third family card would be a third card in a two-card hand.
     game.refused({"type": "tap", "card": cid("assassin-1")}, "holds only 2")
@@ -717,39 +722,39 @@ def test_false_claims_are_refused() -> None:
     assert game.view["players"][0]["score"] == 0
 
 
-def test_a_claim_cannot_use_a_face_down_card_and_does_not_name_it() -> None:
-    game = Game(3, ["informant-1", "seer-1", "agent-1"])
+def test_a_claim_may_follow_the_informant_deploy_draw() -> None:
+    """The FAQ counts the Informant's DEPLOY as a draw: the claim comes after the draw, before a
+    card goes back on top. With the Informant as her Role and two cards in hand, Ann can never
+    hold all three; the third card is refused on the count alone."""
+    game = Game(3, ["seer-1", "telepath-1", "handler-1"])
     game.do("draw")
-    game.play("seer-2", "assist")
+    game.play("informant-1", "deploy")
+    assert game.prompt["step"] == "informant-draw"
+    assert {"type": "claim-family", "label": "Ann: Finding the Family!"} in game.prompt["actions"]
+    game.do("claim-family")
+    game.tap("spy-1")
     game.tap("assassin-1")
-    for _ in range(2):
-        game.do("draw")
-        game.play("informant-2" if game.prompt["seat"] == 1 else "informant-3", "deploy")
+    game.refused({"type": "tap", "card": cid("telepath-2")}, "Ann holds only 2 card")
+    game.do("cancel-claim")
+    assert game.prompt["step"] == "informant-draw" and game.hand_counts() == [2, 1, 1]
+    game.do("done")
+    assert game.prompt["seat"] == 1 and game.hand_counts() == [1, 1, 1]
     game.do("draw")
-    game.do("claim-family")
-    message = game.refused({"type": "tap", "card": cid("assassin-1")}, "False claim: that card is face down")
-    assert "assassin" not in message.lower()
+    game.refused({"type": "claim-family", "seat": 0}, "Only Bob has just drawn")
 
 
-def test_a_false_claim_never_names_a_face_down_card_whatever_its_role() -> None:
-    """The face-down check comes first: a card of another Role, or a second copy of a Role already
-    tapped, would otherwise be named by the refusal ("the Handler is not one of...")."""
-    game = Game(3, ["informant-1", "handler-1", "agent-1"])
+def test_a_claim_may_follow_the_agents_draw() -> None:
+    """The Agent's ASSIST: the player draws, and may claim before the target takes a card."""
+    game = Game(3, ["telepath-1", "handler-1", "seer-1"])
     game.do("draw")
-    game.play("seer-2", "assist")
-    game.tap("handler-2")  # Ann: face down, not a family card
-    game.do("draw")
-    game.play("seer-1", "assist")
-    game.tap("telepath-2")  # Bob: face down, a family card
-    game.do("draw")
-    game.play("informant-2", "deploy")
-    game.do("draw")
+    game.play("agent-1", "assist")
+    game.do("target", seat=1)
+    assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 1
     game.do("claim-family")
-    game.tap("telepath-1")
-    for card, role in (("handler-2", "handler"), ("telepath-2", "telepath")):
-        message = game.refused({"type": "tap", "card": cid(card)}, "False claim: that card is face down")
-        assert role not in message.lower()
-    assert game.view["claim"] == {"seat": 0, "tapped": 1}
+    for card in ("telepath-1", "assassin-1"):
+        game.tap(card)
+    assert "family-found" in game.tap("spy-1")
+    assert game.view["players"][0]["score"] == 1
 
 
 # ---------------------------------------------------------------------- the showdown
@@ -758,7 +763,7 @@ def test_a_false_claim_never_names_a_face_down_card_whatever_its_role() -> None:
 def showdown(
     roles: list[str],
     hands: dict[int, str],
-    piles: dict[int, list[tuple[str, bool]]] | None = None,
+    piles: dict[int, list[tuple[str | None, bool]]] | None = None,
     last: str = "agent-3",
     **options: Any,
 ) -> Game:
@@ -771,7 +776,7 @@ def showdown(
             game.state.eliminated[seat] = True
             game.state.hands[seat] = 0
     for seat, pile in (piles or {}).items():
-        game.state.piles[seat] = [Discard(cid(card), up) for card, up in pile]
+        game.state.piles[seat] = [Discard(cid(card) if card else None, up) for card, up in pile]
     game.state.deck = 1
     game.do("draw")
     cues = game.play(last, "assist")
@@ -860,6 +865,42 @@ def test_a_notch_tie_goes_to_the_fewest_discard_notches_face_down_included() -> 
     assert game.view["players"][1]["discards"][1] == {"face_up": False}
 
 
+def test_a_face_down_card_whose_record_proved_wrong_is_asked_when_the_piles_decide() -> None:
+    """Bob's second discard is face down and unknown (a tap proved its record wrong): the piles
+    decide, so Bob turns it over and taps it; the view still shows only the totals."""
+    game = showdown(
+        ["seer-1", "telepath-1", *SPARE_ROLES],
+        {0: "informant-1", 1: "handler-1"},
+        piles={0: [("seer-2", True)], 1: [("informant-2", True), (None, False)]},
+    )
+    assert game.prompt == {
+        "text": "The discard piles decide: Bob, turn over face-down card #2 and tap it.",
+        "seat": 1,
+        "tap": True,
+        "actions": [],
+        "step": "flip",
+    }
+    assert game.view["showdown"]["winners"] == [] and game.view["rounds"] == []
+    game.refused({"type": "tap", "card": cid("seer-2")}, "Ann's discard pile")
+    game.refused({"type": "tap", "card": cid("secret-police-1"), "seat": 0}, "Bob's move")
+    cues = game.tap("secret-police-1")
+    assert "round-won" in cues
+    result = game.view["showdown"]
+    assert result["winners"] == [0] and result["decided_by"] == "discards"
+    assert {h["seat"]: h["discard_notches"] for h in result["hands"]} == {0: 5, 1: 7}
+    assert "secret-police-1" not in json.dumps(game.view) + json.dumps([c.to_json() for c in game.cues])
+    assert game.view["players"][1]["discards"][1] == {"face_up": False}
+
+
+def test_an_unknown_face_down_card_is_not_asked_when_the_piles_do_not_decide() -> None:
+    game = showdown(
+        ["secret-police-1", "seer-1", *SPARE_ROLES],
+        {0: "handler-1", 1: "informant-1"},
+        piles={1: [(None, False)]},
+    )
+    assert game.view["showdown"]["decided_by"] == "notches" and game.prompt["step"] == "round-over"
+
+
 def test_a_combination_tie_goes_to_notches_then_discards() -> None:
     game = showdown(
         ["telepath-1", "telepath-2", *SPARE_ROLES],
@@ -913,6 +954,199 @@ def test_showdown_taps_are_checked() -> None:
 
 
 # ---------------------------------------------------------------------- secrecy
+#
+# The public view (prompt included), every cue and every refusal must be the same whichever card lies
+# face down, and whichever cards a claim tapped before it was withdrawn: two games that differ only
+# in such a card must tell the table exactly the same things.
+
+ACTIONS = {"draw", "assist", "deploy", "done", "claim-family", "cancel-claim", "next-round"}
+
+
+def inputs(*steps: str | dict[str, Any]) -> list[dict[str, Any]]:
+    """Inputs in short: an action ("draw"), a card to tap ("seer-2") or a whole event."""
+    events = []
+    for step in steps:
+        if isinstance(step, dict):
+            events.append(step)
+        elif step in ACTIONS:
+            events.append({"type": step})
+        else:
+            events.append({"type": "tap", "card": cid(step)})
+    return events
+
+
+def public_output(state: PeanutsState, cues: list[Any]) -> dict[str, Any]:
+    """What an accepted input tells the table: the public view and the cues."""
+    return {"view": ENGINE.public_view(state), "cues": [cue.to_json() for cue in cues]}
+
+
+def public_record(events: list[dict[str, Any]], players: int = 3) -> tuple[list[Any], PeanutsState]:
+    """A new game (Ann starts) fed `events`: what each input told the table (a refusal too), and
+    the final state."""
+    state = ENGINE.setup(NAMES[:players], {"start": 0})
+    record: list[Any] = []
+    for event in events:
+        try:
+            state, cues = ENGINE.apply(state, event)
+        except GameError as error:
+            record.append({"refused": str(error)})
+        else:
+            record.append(public_output(state, cues))
+    return record, state
+
+
+def same_public_record(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[Any]:
+    """Two games that differ only in hidden cards tell the table the same things, input by input."""
+    a, _ = public_record(first)
+    b, _ = public_record(second)
+    for index, (x, y) in enumerate(zip(a, b, strict=True)):
+        assert x == y, f"input {index} ({first[index]} / {second[index]}) tells the table different things"
+    return a
+
+
+def face_down_then_secret_police(face_down: str) -> list[dict[str, Any]]:
+    """Ann's Seer puts `face_down` face down; Bob's Secret Police looks at Ann's hand."""
+    return inputs(
+        *("informant-1", "telepath-1", "seer-1"),
+        *("draw", "seer-2", "assist", face_down),
+        *("draw", "secret-police-1", "assist", {"type": "target", "seat": 0}),
+    )
+
+
+def test_the_secret_police_question_does_not_depend_on_a_face_down_card() -> None:
+    record = same_public_record(
+        face_down_then_secret_police("spy-1"), face_down_then_secret_police("handler-2")
+    )
+    prompt = record[-1]["view"]["prompt"]
+    assert prompt["step"] == "spy-found"
+    assert [a["found"] for a in prompt["actions"]] == [False, True]
+
+
+def test_the_table_may_find_the_spy_where_the_record_put_it_face_down() -> None:
+    """The cards are the truth: if Ann shows the Spy, the card in her pile is another one. The
+    companion accepts it without a word (a refusal would tell where the Spy lies) and forgets what
+    its record said that face-down card was."""
+    found = inputs({"type": "spy-found", "found": True}, "spy-1")
+    record = same_public_record(
+        face_down_then_secret_police("spy-1") + found, face_down_then_secret_police("handler-2") + found
+    )
+    view = record[-1]["view"]
+    assert view["players"][0]["eliminated"] and view["deck_count"] == 11  # the Spy is shuffled in
+    assert [d["face_up"] for d in view["players"][0]["discards"]] == [True, False]
+    assert view["prompt"]["step"] == "draw" and view["prompt"]["seat"] == 1  # Bob's extra turn
+    _, state = public_record(face_down_then_secret_police("spy-1") + found)
+    assert state.piles[0][1] == Discard(None, False)  # unknown now
+
+
+def face_down_then_trade(face_down: str) -> list[dict[str, Any]]:
+    """Three players (Assassin 2 set aside): Ann's Seer puts `face_down` face down; Bob's Informant
+    makes Ann and Cy trade hands."""
+    return inputs(
+        *("informant-1", "telepath-1", "seer-1"),
+        *("draw", "seer-2", "assist", face_down),
+        *("draw", "informant-2", "assist", {"type": "trade", "seats": [0, 2]}),
+    )
+
+
+def test_the_assassin_question_does_not_depend_on_a_face_down_card() -> None:
+    received = inputs({"type": "assassin", "received": True}, "assassin-1")
+    record = same_public_record(
+        face_down_then_trade("assassin-1") + received, face_down_then_trade("handler-2") + received
+    )
+    prompt = record[-3]["view"]["prompt"]
+    assert prompt["step"] == "assassin-check" and prompt["seat"] == 0 and prompt["tap"]
+    assert prompt["text"] == "Ann: did you receive the Assassin? If so, tap it."
+    assert [a["received"] for a in prompt["actions"]] == [False, True]
+    assert record[-1]["view"]["players"][0]["eliminated"]
+
+
+def test_an_assassin_in_sight_everywhere_cannot_be_received() -> None:
+    """What every player sees may still refuse: Assassin 2 is set aside, Assassin 1 a Role."""
+    game = Game(3, ["assassin-1", "telepath-1", "seer-1"])
+    game.do("draw")
+    game.play("informant-1", "assist")
+    game.do("trade", seats=[1, 2])
+    assert game.prompt["seat"] == 2 and not game.prompt["tap"]
+    assert game.action_values("received") == [False]
+    game.refused({"type": "assassin", "received": True}, "every Assassin is in sight")
+
+
+def test_a_tap_of_a_card_recorded_face_down_is_accepted_and_corrects_the_record() -> None:
+    """Bob plays the Telepath that Ann's tap put face down: the physical card wins."""
+
+    def game(face_down: str) -> list[dict[str, Any]]:
+        return inputs(
+            *("informant-1", "seer-1", "handler-1"),
+            *("draw", "seer-2", "assist", face_down),
+            *("draw", "telepath-2", "assist"),
+        )
+
+    record = same_public_record(game("telepath-2"), game("handler-2"))
+    assert "extra-turn" in [cue["cue"] for cue in record[-1]["cues"]]
+    _, state = public_record(game("telepath-2"))
+    assert state.piles[0][1] == Discard(None, False)
+    assert state.piles[1] == [Discard(cid("telepath-2"), True)]
+
+
+def test_the_handler_takes_back_a_face_down_card_by_its_number_only() -> None:
+    """A tap names a face-up card; a tap of any other card is refused the same way, whatever the
+    face-down cards are."""
+
+    def game(face_down: str) -> list[dict[str, Any]]:
+        return inputs(
+            *("informant-1", "seer-1", "agent-1"),
+            *("draw", "seer-2", "assist", face_down),
+            *("draw", "handler-1", "deploy", "telepath-2"),
+            {"type": "take-back", "seat": 0, "index": 1},
+        )
+
+    record = same_public_record(game("telepath-2"), game("handler-2"))
+    assert record[-2] == {
+        "refused": "Tap a card lying face up in a discard pile, or pick a card by its number."
+    }
+    assert record[-1]["view"]["prompt"]["step"] == "target"
+
+
+def claim(*cards: str) -> list[dict[str, Any]]:
+    """Ann (Informant Role) draws, claims, taps `cards`, and withdraws the claim."""
+    return inputs("informant-1", "handler-1", "agent-1", "draw", "claim-family", *cards, "cancel-claim")
+
+
+def test_a_withdrawn_claim_tells_the_table_only_how_many_cards() -> None:
+    record = same_public_record(claim("spy-1", "telepath-2"), claim("telepath-1", "spy-1"))
+    cues = [cue for output in record[4:] for cue in output["cues"]]
+    assert [cue["text"] for cue in cues if cue["cue"] == "card-accepted"] == [
+        "Ann claims Finding the Family!",
+        "Ann: 1 of 3 cards tapped.",
+        "Ann: 2 of 3 cards tapped.",
+        "Ann withdraws the claim.",
+    ]
+    assert all("card" not in cue["data"] for cue in cues)
+    assert record[-1]["view"]["claim"] is None and record[-1]["view"]["prompt"]["step"] == "act"
+
+
+def test_a_refused_claim_card_is_not_named() -> None:
+    """A card of another Role, or a second Telepath: one refusal, whichever card it was."""
+    record = same_public_record(claim("telepath-2", "seer-2"), claim("telepath-2", "handler-2"))
+    assert record[-2] == {"refused": "False claim: tap one Spy, one Telepath and one Assassin."}
+    record = same_public_record(claim("telepath-2", "telepath-1"), claim("telepath-2", "agent-2"))
+    assert record[-2] == {"refused": "False claim: tap one Spy, one Telepath and one Assassin."}
+
+
+def test_a_claim_may_use_a_card_recorded_face_down() -> None:
+    """Ann's tap put Assassin 1 face down, but Cy holds it: his claim wins, as the cards say."""
+    game = Game(3, ["informant-1", "seer-1", "telepath-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    game.tap("assassin-1")
+    game.do("draw")
+    game.play("informant-2", "deploy")
+    game.do("done")
+    game.do("draw")
+    game.do("claim-family")
+    for card in ("telepath-1", "spy-1"):
+        game.tap(card)
+    assert "family-found" in game.tap("assassin-1")
 
 
 def test_the_public_view_never_names_a_face_down_card() -> None:
@@ -922,10 +1156,7 @@ def test_the_public_view_never_names_a_face_down_card() -> None:
     cues = [c.to_json() for c in game.cues]
     game.tap("telepath-2")
     cues += [c.to_json() for c in game.cues]
-    # It cannot be tapped anywhere else, and the refusal does not name it either.
     game.do("draw")
-    message = game.refused({"type": "tap", "card": cid("telepath-2")}, "face down")
-    assert "telepath" not in message.lower()
     game.play("handler-2", "deploy")
     cues += [c.to_json() for c in game.cues]
     text = json.dumps(game.view) + json.dumps(cues)
@@ -1069,6 +1300,24 @@ def test_the_deck_count_follows_the_physical_deck_through_a_scripted_round() -> 
 FAMILY = ("spy", "telepath", "assassin")
 
 
+@dataclass
+class Input:
+    """One input of a simulated game: the state before, the event, and the state after and its
+    cues, or (refused) None and the refusal."""
+
+    before: PeanutsState
+    event: dict[str, Any]
+    after: PeanutsState | None
+    outcome: list[Any] | str
+
+    def public_output(self) -> dict[str, Any]:
+        if self.after is None:
+            assert isinstance(self.outcome, str)
+            return {"refused": self.outcome}
+        assert isinstance(self.outcome, list)
+        return public_output(self.after, self.outcome)
+
+
 class Table:
     """Real cards in step with the companion. A seeded player makes every choice a person would
     make, moves the cards as the rules say, and feeds the companion the same taps and actions.
@@ -1081,6 +1330,7 @@ class Table:
         self.state = ENGINE.setup(NAMES[:players], {"start": self.rng.randrange(players)})
         self.inputs = 0
         self.refusals = 0
+        self.log: list[Input] = []  # every input, refused ones too (see `check_hidden_cards`)
         self.deal()
 
     # The physical table.
@@ -1118,7 +1368,9 @@ class Table:
     # Talking to the companion.
 
     def send(self, event: dict[str, Any]) -> None:
+        before = self.state
         self.state, cues = ENGINE.apply(self.state, event)
+        self.log.append(Input(before, event, self.state, cues))
         self.inputs += 1
         self.check(cues)
 
@@ -1150,23 +1402,32 @@ class Table:
         if event["type"] == "draw" and self.state.steps and self.state.steps[0].kind == "draw":
             return
         before = copy.deepcopy(self.state)
-        with pytest.raises(GameError):
+        with pytest.raises(GameError) as error:
             ENGINE.apply(self.state, event)
         assert self.state == before
+        self.log.append(Input(self.state, event, None, str(error.value)))
         self.refusals += 1
 
-    def family(self, seat: int) -> list[str] | None:
+    def family(self, seat: int, partial: bool = False) -> list[str] | None:
+        """One card of each family Role `seat` holds (Role and hand): all three, or (`partial`) any."""
         found: dict[str, str] = {}
         for card in [self.roles[seat], *self.hands[seat]]:
             assert card is not None
             if role_of(card) in FAMILY:
                 found.setdefault(role_of(card), card)
-        return list(found.values()) if len(found) == 3 else None
+        return list(found.values()) if len(found) == 3 or (partial and found) else None
 
     def claim(self) -> bool:
-        """Right after a draw, the current player claims Finding the Family if they can."""
+        """Right after a draw, the current player claims Finding the Family if they can. Now and
+        then a player holding part of the family claims it, taps those cards and withdraws."""
         cards = self.family(self.state.turn)
         if not cards:
+            part = self.family(self.state.turn, partial=True)
+            if part and self.rng.random() < 0.2:
+                self.send({"type": "claim-family"})
+                for card in part:
+                    self.tap(card)
+                self.send({"type": "cancel-claim"})
             return False
         self.send({"type": "claim-family"})
         for card in cards:
@@ -1209,9 +1470,8 @@ class Table:
             assert old is not None
             self.roles[seat] = card
             self.discard_face_up(seat, old)
-            if role_of(card) == "informant" and self.deck:  # draw one, put one back on top
+            if role_of(card) == "informant" and self.deck:  # draw one (`on_informant_draw`)
                 self.draw(seat)
-                self.deck.append(self.hands[seat].pop(self.rng.randrange(2)))
             if role_of(card) == "seer":
                 for _ in range(min(2, len(self.deck))):
                     self.draw(seat)
@@ -1224,6 +1484,16 @@ class Table:
         for _ in range(step.info["count"]):
             self.deck.insert(0, hand.pop(self.rng.randrange(len(hand))))
         self.send({"type": "done"})
+
+    def on_informant_draw(self, step: Any) -> None:
+        if self.claim():
+            return
+        hand = self.hands[self.state.turn]
+        self.deck.append(hand.pop(self.rng.randrange(len(hand))))  # back on top
+        self.send({"type": "done"})
+
+    def on_flip(self, step: Any) -> None:  # only when a record proved wrong: never in these games
+        self.tap(self.piles[step.seat][step.info["index"]][0])
 
     def on_face_down(self, step: Any) -> None:
         card = self.rng.choice(self.deck[-3:])
@@ -1315,6 +1585,148 @@ class Table:
     def on_round_over(self, step: Any) -> None:
         self.deal()  # the same set-aside Assassin every round
         self.send({"type": "next-round"})
+
+
+# ---------------------------------------------------------------------- hidden cards change nothing
+#
+# In a simulated game, take a card that only its holder saw (put face down by a Seer, or tapped for
+# a claim that was then withdrawn) and any other card out of sight at that moment (in a hand, in
+# the deck or face down). Swap their names from that input until either card is next seen: it is
+# another game, which the table cannot tell from the first. Replayed from the same position (its
+# face-down records swapped too), the companion must tell the table exactly the same things after
+# every input: views, prompts, cues and refusals. The one exception is the count of the discard
+# piles at a showdown, made with the piles turned over: the replay stops there if the two cards'
+# notches differ.
+
+
+def private_taps(log: list[Input]) -> set[int]:
+    """The inputs whose card only its player saw: a Seer's face-down discard, a card of a claim
+    that was withdrawn (a claim that wins shows its cards)."""
+    private: set[int] = set()
+    claim: list[int] = []
+    for index, entry in enumerate(log):
+        kind = entry.event["type"]
+        if entry.after is None:
+            continue
+        if entry.before.claim is not None:
+            if kind == "tap":
+                claim.append(index)
+            elif kind == "cancel-claim":
+                private.update(claim)
+        elif kind == "claim-family":
+            claim = []
+        elif kind == "tap" and entry.before.steps and entry.before.steps[0].kind == "face-down":
+            private.add(index)
+    return private
+
+
+def swap_names(state: PeanutsState, a: str, b: str) -> PeanutsState:
+    """The same position with cards `a` and `b` (both out of sight) swapped in the hidden records."""
+    state, names = copy.deepcopy(state), {a: b, b: a}
+    for pile in state.piles:
+        for discard in pile:
+            discard.card = names.get(discard.card or "", discard.card)
+    if state.claim is not None:
+        state.claim = [names.get(card, card) for card in state.claim]
+    return state
+
+
+def replay_swapped(log: list[Input], start: int, stop: int, a: str, b: str) -> set[str]:
+    """Replay inputs `start` to `stop` (excluded) with cards `a` and `b` swapped; each must tell
+    the table what it told in the game played. Returns the steps the replay went through."""
+    state = swap_names(log[start].before, a, b)
+    assert ENGINE.public_view(state) == ENGINE.public_view(log[start].before)
+    names, steps = {a: b, b: a}, set()
+    for index in range(start, stop):
+        entry = log[index]
+        result = entry.after.result if entry.after else None
+        if result and result["piles_counted"] and ENGINE.notches(a) != ENGINE.notches(b):
+            break  # the table counts the piles turned over: their notches are no secret any more
+        steps.add(state.steps[0].kind if state.steps else "")
+        event = dict(entry.event)
+        if "card" in event:
+            event["card"] = names.get(event["card"], event["card"])
+        try:
+            state, cues = ENGINE.apply(state, event)
+        except GameError as error:
+            got: dict[str, Any] = {"refused": str(error)}
+        else:
+            got = public_output(state, cues)
+        message = f"with {a} and {b} swapped, input {index} {event} tells the table more"
+        assert got == entry.public_output(), message
+    return steps
+
+
+def check_hidden_cards(table: Table, rng: random.Random, tries: int = 3) -> Counter[str]:
+    """Swap each card only its holder saw with up to `tries` cards out of sight (and a Spy or an
+    Assassin when one is); count what the replays went through."""
+    log, seen = table.log, Counter[str]()
+    private = private_taps(log)
+    ends = [i for i, e in enumerate(log) if e.event["type"] == "next-round" and e.after] + [len(log)]
+    for start in sorted(private):
+        a, position = log[start].event["card"], log[start].before
+        if ENGINE._place(position, a) is not None:
+            continue  # the claimant's own Role: in sight
+        hidden = [
+            b
+            for b in sorted(DATA.cards)
+            if b not in (a, position.set_aside) and ENGINE._place(position, b) is None
+        ]
+        picks = rng.sample(hidden, min(tries, len(hidden)))
+        picks += [b for b in hidden if role_of(b) in ("spy", "assassin") and b not in picks][:1]
+        end = next(e for e in ends if e > start)  # the round's end
+        for b in picks:
+            stop = next(
+                (i for i in range(start + 1, end) if log[i].event.get("card") in (a, b) and i not in private),
+                end,
+            )
+            claimed = set(position.claim or [])
+            claimed |= {
+                log[i].event["card"]
+                for i in range(start, stop)
+                if i in private and log[i].before.claim is not None
+            }
+            if {a, b} & claimed and role_of(a) != role_of(b):
+                continue  # a claim checks the Role of its cards: not the same game
+            steps = replay_swapped(log, start, stop, a, b)
+            seen["swaps"] += 1
+            roles = {role_of(a), role_of(b)}
+            seen["spy-found"] += "spy" in roles and "spy-found" in steps
+            seen["assassin-check"] += "assassin" in roles and "assassin-check" in steps
+            seen["claim"] += bool({a, b} & claimed)
+    return seen
+
+
+def hidden_card_games(count: int) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for seed in range(count):
+        for players in (3, 4, 5):
+            table = Table(players, 1000 + seed * 10 + players)
+            table.play()
+            seen += check_hidden_cards(table, random.Random(seed))
+    return seen
+
+
+def test_hidden_cards_change_nothing_the_table_is_told() -> None:
+    seen = hidden_card_games(8)
+    # The replays went through the questions and the claims that once gave hidden cards away.
+    assert seen["swaps"] > 100 and seen["spy-found"] > 0 and seen["assassin-check"] > 0 and seen["claim"] > 0
+
+
+def test_the_hidden_card_check_catches_a_prompt_that_knows_a_face_down_card(monkeypatch: Any) -> None:
+    """The check itself: with the old rule (a card recorded face down cannot be in a hand), the
+    Secret Police and Assassin questions give face-down cards away, and the swaps see it."""
+
+    def knows_face_down(self: Peanuts, state: PeanutsState, role: str) -> bool:
+        down = {d.card for pile in state.piles for d in pile}
+        return any(
+            card["role"] == role and card.id not in down and self._place(state, card.id) is None
+            for card in self.data.cards.values()
+        )
+
+    monkeypatch.setattr(Peanuts, "_could_hold", knows_face_down)
+    with pytest.raises(AssertionError, match="tells the table more"):
+        hidden_card_games(8)
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])

@@ -112,13 +112,15 @@ def test_three_player_game_to_its_winner(client: Any, cues: Cues) -> None:
             *turn("seer-2", "assist"),
             tap("informant-1", "card-accepted"),  # Ann: face down
             *turn("secret-police-1", "deploy"),  # Bob: the Handler goes to his pile
-            *turn("informant-2", "deploy", "card-accepted"),  # Cy: draws one, puts one back
+            *turn("informant-2", "deploy", "card-accepted"),  # Cy draws one...
+            act("done", "card-accepted"),  # ...and puts one back on top
             *turn("assassin-1", "assist"),  # Ann: no ASSIST
             *turn("secret-police-2", "assist"),
             act("target", "card-accepted", seat=0),
             act("spy-found", "card-accepted", found=False),
             *turn("secret-police-3", "deploy"),  # Cy
             *turn("informant-3", "deploy", "card-accepted"),  # Ann: the same
+            act("done", "card-accepted"),
             *turn("agent-2", "assist"),  # Bob
             act("target", "card-accepted", seat=2),
             tap("handler-3", "card-accepted"),  # Cy discards, takes one of Bob's cards
@@ -355,12 +357,12 @@ class ApiTable(Table):
 def test_five_player_game_to_its_winners(daemon: Daemon, client: Any, cues: Cues) -> None:
     """A seeded table (real cards moved as the rules say) of five: this seed's game ends with a
     shared round that takes two players to the target together."""
-    table = ApiTable(daemon, client, cues, players=5, seed=0)
+    table = ApiTable(daemon, client, cues, players=5, seed=1819)
     table.play()
     view = state(client)
     assert view == ENGINE.public_view(table.state)
     assert view["status"] == "game-over" and view["winners"] == [0, 1]
-    assert column(view, "score") == [2, 2, 0, 0, 1]
+    assert column(view, "score") == [2, 2, 1, 0, 1]
     assert view["rounds"][-1]["winners"] == [0, 1] and "share the round" in view["rounds"][-1]["reason"]
     assert sum(column(view, "score")) == sum(len(r["winners"]) for r in view["rounds"])
     assert len(of(cues, "round-won")) == len(view["rounds"])
@@ -392,7 +394,6 @@ def test_refused_inputs_answer_409_and_journal_nothing(daemon: Daemon, client: A
         ({"tap": "handler-1"}, "Handler (peanuts/handler-1) is Cy's Role"),  # a card known elsewhere
         ({"tap": "seer-2"}, "in Ann's discard pile"),
         ({"tap": "assassin-2"}, "set aside"),
-        ({"tap": "telepath-2"}, "face down in a discard pile"),  # ...and never named
         ({"type": "draw"}, "Not now"),  # Bob has drawn already
         ({"type": "assist"}, "First tap"),
         ({"type": "draw", "seat": 2}, "Not now"),
@@ -402,16 +403,16 @@ def test_refused_inputs_answer_409_and_journal_nothing(daemon: Daemon, client: A
         answer = send(client, step, 409)
         assert message in answer["error"], (step, answer)
         assert journaled(daemon) == entries and state(client) == view
-    assert "elepath" not in json.dumps(cues)  # the face-down refusal named nothing
+    assert "elepath" not in json.dumps(cues)  # nothing named the face-down card
     assert [cue["cue"] for cue in cues] == ["error"] * (len(refusals) - 1) + ["unknown-card"]
 
     # A false claim is refused and the claim stays open; a protected target is refused.
     play(client, cues, [act("claim-family", "card-accepted"), tap("spy-1", "card-accepted")])
     entries, view = journaled(daemon), state(client)
     for step, message in [
-        ({"tap": "spy-1"}, "already tapped"),
-        ({"tap": "agent-1"}, "not one of the Spy"),
-        ({"tap": "telepath-2"}, "face down"),
+        ({"tap": "spy-1"}, "False claim: tap one Spy, one Telepath and one Assassin."),
+        ({"tap": "agent-1"}, "False claim: tap one Spy, one Telepath and one Assassin."),  # unnamed
+        ({"tap": "handler-1"}, "False claim: Handler (peanuts/handler-1) is Cy's Role."),  # in sight
     ]:
         assert message in send(client, step, 409)["error"]
         assert journaled(daemon) == entries and state(client) == view
@@ -500,9 +501,9 @@ def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: A
         ({"type": "assist"}, 200),
         ({"tap": "informant-1"}, 200),
         ({"type": "draw"}, 200),  # Bob
-        ({"tap": "informant-1"}, 409),  # it lies face down: it cannot be in Bob's hand
         ({"tap": "handler-2"}, 200),
         ({"type": "deploy"}, 200),  # the Telepath to Bob's pile; a card back into the deck
+        ({"tap": "informant-1"}, 409),  # a face-down card is picked by its number, not tapped
         ({"type": "take-back", "seat": 0, "index": 1}, 200),  # Ann's face-down card
         ({"type": "target", "seat": 2}, 200),  # Cy swaps his hand for the top card
         ({"type": "assassin", "received": False}, 200),
@@ -513,7 +514,7 @@ def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: A
         ({"type": "draw"}, 200),  # Ann: a claim (how many, never which), withdrawn
         ({"type": "claim-family"}, 200),
         ({"tap": "spy-1"}, 200),
-        ({"tap": "informant-2"}, 409),  # a false claim with the face-down card
+        ({"tap": "informant-2"}, 409),  # a false claim with the face-down card: refused unnamed
         ({"type": "cancel-claim"}, 200),
         ({"tap": "agent-1"}, 200),  # the Agent on Bob
         ({"type": "assist"}, 200),

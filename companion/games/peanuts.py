@@ -3,9 +3,14 @@
 The companion cannot see hands. It knows what the table knows: every Role (face up), every discard
 pile in order (face-down cards included, because the player tapped them as they put them down), the
 exact number of cards in the deck, how many cards each player holds, who is out, whose turn it is and
-the Peanut Points. From that it refuses what cannot be true (a card that lies somewhere else, a
+the Peanut Points. From that it refuses what cannot be true (a card in sight somewhere else, a
 target a Role protects, a false "Finding the Family"), tells the table when the deck runs out, and
 scores the showdown. Rules and protocol in our words: ``docs/rules/peanuts.md``.
+
+Secrets: only what the whole table sees decides a prompt, a cue or a refusal. The face-down cards
+it recorded count only in the showdown's discard count (as the piles turned over do); a tap that
+contradicts such a record is accepted and makes that record unknown. A claim is told by its count
+until it wins.
 
 The turn is a small state machine. ``state.steps`` is the queue of what the table still owes (its
 head is the prompt); an action resolves the head and may queue the next sub-steps; when the queue of
@@ -17,7 +22,9 @@ is the choice itself):
 
 - ``{"type": "tap", "card": "peanuts/seer-1"}``: a card, read by the reader. What it means comes
   from the prompt: a Role at the reveal, the card a player plays, a face-down discard, a hand
-  discarded on elimination, a hand shown at the showdown, a card of a claim...
+  discarded on elimination, a hand shown at the showdown, a card of a claim, a face-down card
+  turned over when the discard piles decide a showdown and the companion's record of it proved
+  wrong...
 - ``{"type": "draw"}``: the current player draws the card that begins their turn.
 - ``{"type": "assist"}`` / ``{"type": "deploy"}``: after tapping the played card, discard it for its
   ASSIST or make it the new Role for its DEPLOY.
@@ -30,7 +37,8 @@ is the choice itself):
 - ``{"type": "spy-found", "found": true | false}``: whether the Secret Police saw the Spy.
 - ``{"type": "assassin", "received": true | false}``: whether the player asked received the
   Assassin (a tap of the Assassin answers yes and discards it at once).
-- ``{"type": "done"}``: the Seer's DEPLOY cards are back under the deck.
+- ``{"type": "done"}``: the Seer's DEPLOY cards are back under the deck, or the Informant's DEPLOY
+  card is back on top.
 - ``{"type": "claim-family"}`` then three taps, or ``{"type": "cancel-claim"}``.
 - ``{"type": "next-round"}``: deal the next round.
 
@@ -85,8 +93,10 @@ DEPLOY: dict[str, str | None] = {
     "secret-police": None,
 }
 
-# The steps after which the current player has just drawn and may claim Finding the Family.
-CLAIM_STEPS = frozenset({"act", "agent-discard", "seer-draw"})
+# The steps during which the current player has just drawn and may claim Finding the Family: the
+# turn's draw (act), the Agent's ASSIST (agent-discard: before the target picks a card of the hand),
+# the Seer's and the Informant's DEPLOY (before the drawn cards go back to the deck).
+CLAIM_STEPS = frozenset({"act", "agent-discard", "seer-draw", "informant-draw"})
 
 # What a prompt step renders to: its text, whether a tap is expected, and the legal actions.
 Ask = tuple[str, bool, list[dict[str, Any]]]
@@ -96,9 +106,10 @@ NOT_FOUND = 10**6  # the combination rank of a showdown hand without any combina
 
 @dataclass
 class Discard:
-    """One card of a discard pile. A face-down card is known to the engine, never shown."""
+    """One card of a discard pile. A face-down card is known to the engine, never shown; its `card`
+    is None once a tap proved the record wrong (see `Peanuts._unplaced`)."""
 
-    card: str
+    card: str | None
     face_up: bool
 
 
@@ -348,38 +359,44 @@ class Peanuts(Engine[PeanutsState]):
 
     # ------------------------------------------------------------------ what the table knows
 
-    def _place(self, state: PeanutsState, card_id: str) -> tuple[str, bool] | None:
-        """Where the table knows `card_id` is, and whether that place is secret (face down); None
-        when it may be in a hand or in the deck."""
+    # Everything the table may be told (prompt, cue, refusal) is decided from what the whole table
+    # sees. The face-down cards the companion recorded never decide anything but the showdown's
+    # discard count: a tap of one is taken as proof that the record was wrong, never refused.
+
+    def _place(self, state: PeanutsState, card_id: str) -> str | None:
+        """Where the whole table sees `card_id` (a Role, a face-up discard, the set-aside Assassin, a
+        shown hand); None when it may be in a hand, in the deck or face down in a pile."""
         if card_id == state.set_aside:
-            return "set aside for this round", False
+            return "set aside for this round"
         for seat, role in enumerate(state.roles):
             if role == card_id:
-                return f"{state.players[seat]}'s Role", False
+                return f"{state.players[seat]}'s Role"
         for seat, pile in enumerate(state.piles):
-            for discard in pile:
-                if discard.card == card_id:
-                    if not discard.face_up:
-                        return "face down in a discard pile", True
-                    return f"in {state.players[seat]}'s discard pile", False
+            if any(d.face_up and d.card == card_id for d in pile):
+                return f"in {state.players[seat]}'s discard pile"
         for seat, card in state.shown.items():
             if card == card_id:
-                return f"{state.players[seat]}'s shown hand", False
+                return f"{state.players[seat]}'s shown hand"
         return None
 
     def _unplaced(self, state: PeanutsState, event: Event) -> Card:
-        """The tapped card, refused if the table knows it lies somewhere else."""
+        """The tapped card, refused if the table sees it somewhere else.
+
+        A card the companion recorded face down is accepted: the physical card is the truth, so the
+        face-down card is another one and its record becomes unknown (asked at the showdown if the
+        discard piles decide). Refusing would tell the table where that card lies."""
         card = self.card(event)
-        place = self._place(state, card.id)
-        if place is not None:
-            where, secret = place
-            if secret:  # never name a face-down card, not even in an error
-                raise GameError("That card lies face down in a discard pile: it cannot be here.")
+        where = self._place(state, card.id)
+        if where is not None:
             raise GameError(f"{card.name} ({card.id}) is {where}: it cannot be here.")
+        for pile in state.piles:
+            for discard in pile:
+                if discard.card == card.id:
+                    discard.card = None
         return card
 
     def _could_hold(self, state: PeanutsState, role: str) -> bool:
-        """Whether some card of `role` may still be in a hand (none is known to be elsewhere)."""
+        """Whether the table may believe a card of `role` is in a hand: not every copy is in sight."""
         return any(
             card.get("role") == role and self._place(state, card.id) is None
             for card in self.data.cards.values()
@@ -597,10 +614,12 @@ class Peanuts(Engine[PeanutsState]):
         if state.deck == 0:
             self._void(state, seat, "the deck is empty", cues)
             return
-        # Draw one, put one back on top: the counts do not change and nothing is shown.
-        cues.append(
-            Cue("card-accepted", seat, "Draw the top card, then put a card from your hand back on top.")
-        )
+        # The player draws the top card; until they put a card back on top (`done`) they hold Role +
+        # 2 cards and may claim Finding the Family (the FAQ counts this DEPLOY as a draw).
+        state.deck -= 1
+        state.hands[seat] += 1
+        state.steps.insert(0, Step("informant-draw", seat))
+        cues.append(Cue("card-accepted", seat, f"{state.players[seat]} draws the top card."))
 
     def _handler_deploy(self, state: PeanutsState, seat: int, cues: list[Cue]) -> None:
         if not any(state.piles):
@@ -701,11 +720,16 @@ class Peanuts(Engine[PeanutsState]):
     def _on_take_back(self, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
         self._expect(state, step, event, "take-back", "tap", by_seat=event["type"] == "tap")
         n = len(state.players)
-        if event["type"] == "tap":
+        if event["type"] == "tap":  # a face-up card only: a face-down one is picked by its number
             card = self.card(event)
-            found = [(s, i) for s in range(n) for i, d in enumerate(state.piles[s]) if d.card == card.id]
+            found = [
+                (s, i)
+                for s in range(n)
+                for i, d in enumerate(state.piles[s])
+                if d.face_up and d.card == card.id
+            ]
             if not found:
-                raise GameError(f"{card.name} ({card.id}) is in no discard pile.")
+                raise GameError("Tap a card lying face up in a discard pile, or pick a card by its number.")
             owner, index = found[0]
         else:
             owner = seat_of(event, n)
@@ -719,8 +743,10 @@ class Peanuts(Engine[PeanutsState]):
         discard = state.piles[owner].pop(index)
         state.deck += 1
         state.steps.pop(0)
-        what = f"the {self.data.cards[discard.card].name}" if discard.face_up else "a face-down card"
-        data = {"card": discard.card} if discard.face_up else {}
+        if discard.face_up and discard.card is not None:
+            what, data = f"the {self.data.cards[discard.card].name}", {"card": discard.card}
+        else:
+            what, data = "a face-down card", {}
         cues.append(
             Cue(
                 "shuffle-in",
@@ -736,8 +762,8 @@ class Peanuts(Engine[PeanutsState]):
         self._expect(state, step, event, "spy-found")
         found = self._flag(event, "found")
         target = step.info["target"]
-        if found and not self._could_hold(state, "spy"):
-            raise GameError("The Spy cannot be in that hand: the table knows where it is.")
+        if found and not self._could_hold(state, "spy"):  # only what everyone sees, see `_place`
+            raise GameError("The Spy cannot be in that hand: it is in sight on the table.")
         state.steps.pop(0)
         if found:
             state.extra_turn = True
@@ -758,8 +784,8 @@ class Peanuts(Engine[PeanutsState]):
             state.steps.pop(0)
             cues.append(Cue("card-accepted", step.seat, "No Assassin."))
             return
-        if not self._could_hold(state, "assassin"):
-            raise GameError("No Assassin can be in that hand: the table knows where they all are.")
+        if not self._could_hold(state, "assassin"):  # only what everyone sees, see `_place`
+            raise GameError("No Assassin can be in that hand: every Assassin is in sight on the table.")
         state.steps[0] = Step("eliminate", step.seat, {"role": "assassin"})
         if event["type"] == "tap":  # the tap of the Assassin is the answer and the discard at once
             self._on_eliminate(state, state.steps[0], event, cues)
@@ -812,6 +838,13 @@ class Peanuts(Engine[PeanutsState]):
         state.steps.pop(0)
         cues.append(Cue("card-accepted", state.turn, f"{count} card(s) go under the deck."))
 
+    def _on_informant_draw(self, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+        self._expect(state, step, event, "done")
+        state.deck += 1
+        state.hands[state.turn] -= 1
+        state.steps.pop(0)
+        cues.append(Cue("card-accepted", state.turn, "A card goes back on top of the deck."))
+
     def _on_spy_swap(self, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
         self._expect(state, step, event, "tap")
         seat = state.turn
@@ -847,8 +880,41 @@ class Peanuts(Engine[PeanutsState]):
             Cue("card-revealed", seat, f"{state.players[seat]} shows the {card.name}.", {"card": card.id})
         )
         if not state.steps:
-            state.result = self._rank(state)
-            self._win_round(state, state.result["winners"], state.result["reason"], cues)
+            self._settle_showdown(state, cues)
+
+    def _settle_showdown(self, state: PeanutsState, cues: list[Cue]) -> None:
+        """Rank the shown hands. If the discard piles decide and a pile holds a face-down card whose
+        record proved wrong (`_unplaced`), its owner first turns it over and taps it (`flip`)."""
+        result = self._rank(state)
+        flips = [
+            Step("flip", seat, {"index": index})
+            for seat in result["piles_counted"]
+            for index, discard in enumerate(state.piles[seat])
+            if discard.card is None
+        ]
+        if flips:
+            state.steps = flips
+            return
+        state.result = result
+        self._win_round(state, result["winners"], result["reason"], cues)
+
+    def _on_flip(self, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+        self._expect(state, step, event, "tap")
+        seat, index = step.seat, step.info["index"]
+        assert seat is not None
+        card = self._unplaced(state, event)
+        state.piles[seat][index].card = card.id  # it stays a back on the scoreboard: only totals show
+        state.steps.pop(0)
+        cues.append(
+            Cue("card-accepted", seat, f"{state.players[seat]}'s face-down card #{index + 1} is counted.")
+        )
+        if not state.steps:
+            self._settle_showdown(state, cues)
+
+    def _pile_notches(self, state: PeanutsState, seat: int) -> int:
+        """The notches of `seat`'s discard pile, face-down cards included (an unknown one is asked
+        before a result is kept, see `_settle_showdown`)."""
+        return sum(self.notches(d.card) for d in state.piles[seat] if d.card is not None)
 
     def combination(self, first: str, second: str) -> tuple[int, str] | None:
         """The combination two cards make (in either order), as (rank, name), or None."""
@@ -889,7 +955,7 @@ class Peanuts(Engine[PeanutsState]):
             reason = f"{lead}; {names[tied[0]]} has the fewest notches on Role and hand ({low})."
             return self._result(tied, reason, "notches", [])
 
-        piles = {s: sum(self.notches(d.card) for d in state.piles[s]) for s in tied}
+        piles = {s: self._pile_notches(state, s) for s in tied}
         fewest = min(piles.values())
         final = [s for s in tied if piles[s] == fewest]
         lead = f"{lead}; {_listing([names[s] for s in tied])} tie on {low} notches"
@@ -943,32 +1009,26 @@ class Peanuts(Engine[PeanutsState]):
         if "seat" in event and seat_of(event, len(state.players)) != seat:
             raise GameError(f"Only {name} taps the cards of the claim.")
         assert state.claim is not None
+        # The cards of a claim come from a hidden hand: until the third one wins, nothing the table
+        # is told names them (a refusal only names a card everyone sees elsewhere). A card recorded
+        # face down is not refused: the physical card is the truth (see `_unplaced`).
         card = self.card(event)
-        place = self._place(state, card.id)
-        if place is not None and place[1]:  # before any check that would name it
-            raise GameError("False claim: that card is face down in a discard pile.")
-        role = self.role(card.id)
-        if role not in FAMILY:
-            raise GameError(
-                f"False claim: the {card.name} is not one of the Spy, the Telepath and the Assassin."
-            )
-        if any(self.role(c) == role for c in state.claim):
-            raise GameError(f"False claim: the {card.name} was already tapped.")
         own_role = state.roles[seat]
-        if card.id != own_role:
-            if place is not None:
-                raise GameError(f"False claim: {card.name} ({card.id}) is {place[0]}.")
-            from_hand = sum(1 for c in state.claim if c != own_role) + 1
-            if from_hand > state.hands[seat]:
-                raise GameError(
-                    f"False claim: {name} holds only {state.hands[seat]} card(s) besides their Role."
-                )
+        where = None if card.id == own_role else self._place(state, card.id)
+        if where is not None:
+            raise GameError(f"False claim: {card.name} ({card.id}) is {where}.")
+        role = self.role(card.id)
+        if role not in FAMILY or any(self.role(c) == role for c in state.claim):
+            raise GameError("False claim: tap one Spy, one Telepath and one Assassin.")
+        from_hand = sum(1 for c in [*state.claim, card.id] if c != own_role)
+        if from_hand > state.hands[seat]:
+            raise GameError(f"False claim: {name} holds only {state.hands[seat]} card(s) besides their Role.")
         state.claim.append(card.id)
-        cues.append(
-            Cue("card-accepted", seat, f"{len(state.claim)} of 3: the {card.name}.", {"card": card.id})
-        )
-        if len(state.claim) == 3:
-            cues.append(Cue("family-found", seat, f"{name} brought the Forgers together!"))
+        tapped = len(state.claim)
+        cues.append(Cue("card-accepted", seat, f"{name}: {tapped} of 3 cards tapped.", {"tapped": tapped}))
+        if tapped == 3:
+            cards = list(state.claim)  # the round is won: all three are shown now
+            cues.append(Cue("family-found", seat, f"{name} brought the Forgers together!", {"cards": cards}))
             self._win_round(
                 state, [seat], f"{name} found the family: the Spy, the Telepath and the Assassin.", cues
             )
@@ -980,7 +1040,7 @@ class Peanuts(Engine[PeanutsState]):
         return {"card": card.id, "name": card.name, "role": card["role"], "notches": card["notches"]}
 
     def _discard_view(self, discard: Discard) -> dict[str, Any]:
-        if not discard.face_up:
+        if not discard.face_up or discard.card is None:
             return {"face_up": False}  # a back: no id, no name, no notches
         return {"face_up": True, **self._card_view(discard.card)}
 
@@ -1038,9 +1098,7 @@ class Peanuts(Engine[PeanutsState]):
                     "combination": combo[1] if combo else None,
                     "combination_rank": combo[0] if combo else None,
                     "notches": self.notches(role) + self.notches(card),
-                    "discard_notches": (
-                        sum(self.notches(d.card) for d in state.piles[seat]) if seat in counted else None
-                    ),
+                    "discard_notches": self._pile_notches(state, seat) if seat in counted else None,
                 }
             )
         return {
@@ -1148,7 +1206,9 @@ class Peanuts(Engine[PeanutsState]):
         for seat, pile in enumerate(state.piles):
             for index, discard in enumerate(pile):
                 what = (
-                    self.data.cards[discard.card].name if discard.face_up else f"face-down card #{index + 1}"
+                    self.data.cards[discard.card].name
+                    if discard.face_up and discard.card is not None
+                    else f"face-down card #{index + 1}"
                 )
                 actions.append(
                     {
@@ -1191,9 +1251,17 @@ class Peanuts(Engine[PeanutsState]):
         )
         return text, False, [{"type": "done", "label": "Done"}]
 
+    def _ask_informant_draw(self, state: PeanutsState, step: Step) -> Ask:
+        text = f"{state.players[state.turn]}: you drew the top card; put a card from your hand back on top."
+        return text, False, [{"type": "done", "label": "Done: a card is back on top"}]
+
     def _ask_spy_swap(self, state: PeanutsState, step: Step) -> Ask:
         text = f"{state.players[state.turn]}: tap the top card of the deck: it replaces the Spy as your Role."
         return text, True, []
+
+    def _ask_flip(self, state: PeanutsState, step: Step) -> Ask:
+        name, number = state.players[step.seat or 0], step.info["index"] + 1
+        return f"The discard piles decide: {name}, turn over face-down card #{number} and tap it.", True, []
 
     def _ask_showdown(self, state: PeanutsState, step: Step) -> Ask:
         return f"Showdown: {state.players[step.seat or 0]}, tap your hand card.", True, []
