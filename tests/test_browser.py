@@ -157,3 +157,90 @@ def test_the_scoreboard_announces_camouflage_and_sums_up_the_game(browser: Brows
     expect(summary).to_contain_text("Bob won 2 tricks aiming for 1")
     expect(page.locator(".team-panel.team-a")).to_have_class(re.compile(r"\bwon\b"))
     assert errors == []
+
+
+def test_the_spy_mat_offers_only_the_cards_in_play_and_a_dropped_card_takes_two_taps(
+    browser: Browser, server: Server
+) -> None:
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob", "Cy"]})
+    page, errors = open_page(browser, f"{server.url}/control#token={TOKEN}")
+    mat = page.locator("#mat")
+    # Three players: every colour, but not the extra Bomb 2 of green and red (two-player cards).
+    expect(mat.locator('button[data-card="spy/purple-bomb-2"]')).to_have_count(1)
+    expect(mat.locator('button[data-card="spy/green-bomb-2"]')).to_have_count(1)
+    expect(mat.locator('button[data-card="spy/green-bomb-2-extra"]')).to_have_count(0)
+    expect(mat.locator('button[data-card="spy/red-bomb-2-extra"]')).to_have_count(0)
+    for colour in ("green", "red", "purple"):
+        server.call("POST", "/api/taps", {"card": f"spy/{colour}-spy"})
+    # Nobody plays blue: its cards are dimmed (the engine would refuse them).
+    expect(mat.locator('button[data-card="spy/blue-safe-1"]')).to_have_class(re.compile(r"\bknown\b"))
+    # "Bob dropped a card" puts Bob out: the first tap only arms the button, like Undo.
+    dropped = page.get_by_role("button", name="Bob dropped a card")
+    dropped.click()
+    expect(dropped).to_have_text("Tap again: Bob dropped a card")
+    assert server.call("GET", "/api/state")["players"][1]["eliminated"] is False
+    dropped.click()
+    expect(page.locator("#message")).to_have_text("Done: Bob dropped a card")
+    assert server.call("GET", "/api/state")["players"][1]["eliminated"] is True
+    expect(mat.locator('button[data-card="spy/red-bomb-1"]')).to_have_attribute("data-by", "Bob is out")
+    # Two players: only green and red, each with its extra Bomb 2.
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
+    expect(mat.locator('button[data-card="spy/purple-spy"]')).to_have_count(0)
+    expect(mat.locator('button[data-card="spy/green-bomb-2-extra"]')).to_have_count(1)
+    expect(mat.locator('button[data-card="spy/red-bomb-2-extra"]')).to_have_count(1)
+    assert errors == []
+
+
+def test_the_peanuts_mat_dims_the_cards_the_table_can_see(browser: Browser, server: Server) -> None:
+    server.call("POST", "/api/games", {"game": "peanuts", "players": ["Ann", "Bob", "Cy"]})
+    for role in ("seer-1", "informant-1", "handler-1"):
+        server.call("POST", "/api/taps", {"card": f"peanuts/{role}"})
+    page, errors = open_page(browser, f"{server.url}/control#token={TOKEN}")
+    seer = page.locator('#mat button[data-card="peanuts/seer-1"]')
+    expect(seer).to_have_class(re.compile(r"\bknown\b"))
+    expect(seer).to_have_attribute("data-by", "Ann: Role")
+    # Three players: the second Assassin is set aside, face up.
+    aside = page.locator('#mat button[data-card="peanuts/assassin-2"]')
+    expect(aside).to_have_attribute("data-by", "set aside")
+    # A card nobody has seen stays as it is.
+    unseen = page.locator('#mat button[data-card="peanuts/agent-1"]')
+    expect(unseen).not_to_have_class(re.compile(r"\bknown\b"))
+    assert errors == []
+
+
+@pytest.mark.parametrize("size", [(768, 1024), (1024, 768)])
+def test_five_peanuts_players_fit_the_tablet_without_scrolling(
+    browser: Browser, server: Server, size: tuple[int, int]
+) -> None:
+    server.call("POST", "/api/games", {"game": "peanuts", "players": ["Ann", "Bob", "Cy", "Dana", "Eve"]})
+    for role in ("seer-1", "secret-police-1", "agent-1", "handler-1", "informant-1"):
+        server.call("POST", "/api/taps", {"card": f"peanuts/{role}"})
+    page, errors = open_page(browser, server.url + "/")
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    expect(page.locator(".peanuts .player")).to_have_count(5)
+    page.wait_for_timeout(300)  # the board fits itself again after a resize
+    prompt_top = page.locator("#prompt").bounding_box()["y"]  # type: ignore[index]
+    for seat in range(5):
+        box = page.locator(f'.peanuts .player[data-seat="{seat}"]').bounding_box()
+        assert box is not None
+        assert box["y"] + box["height"] <= prompt_top + 1, f"seat {seat} runs under the prompt"
+        assert box["x"] + box["width"] <= size[0] + 1
+    scroll, height = page.locator("#board").evaluate("board => [board.scrollHeight, board.clientHeight]")
+    assert scroll <= height + 1, "the board scrolls"
+    assert errors == []
+
+
+def test_the_banners_keep_up_with_quick_taps(browser: Browser, server: Server) -> None:
+    page, errors = open_page(browser, server.url + "/")
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob", "Cy"]})
+    for colour in ("green", "red", "purple"):
+        server.call("POST", "/api/taps", {"card": f"spy/{colour}-spy"})
+    expect(page.locator('.player[data-seat="0"] .tag.turn')).to_be_visible()
+    page.wait_for_timeout(3000)  # the setup's banners are over
+    # Three quick taps: Ann lights a bomb of Bob's, Bob one of Ann's, Cy spies Ann's lit bomb: BOOM.
+    # The board shows Cy out at once; the BOOM banner may not trail behind the two TSSS banners.
+    for card in ("spy/red-bomb-2", "spy/green-bomb-1", "spy/green-bomb-1"):
+        server.call("POST", "/api/taps", {"card": card})
+    expect(page.locator('.player[data-seat="2"] .tag.out')).to_be_visible()
+    expect(page.locator("#banner.cue-boom.show")).to_be_visible(timeout=1500)
+    assert errors == []

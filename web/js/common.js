@@ -86,8 +86,23 @@ const Companion = (() => {
     "boom": [4500, 2500], "round-won": [4000, 2200], "camouflage": [2600, 1800], "trick-won": [2600, 1500],
   };
   const DEFAULT_HOLD = [2500, 1300];
-  // Cues that may be dropped from a long queue (the board shows their outcome anyway).
-  const MINOR = new Set(["trick-won", "card-revealed", "spied", "extra-turn", "shuffle-in", "game-started", "reader-back"]);
+  // The board shows every change at once, so the banners may not trail it: a cue's banner appears at
+  // most MAX_LAG after the cue (less important ones waiting behind are dropped to keep to that), and
+  // each stays at least MIN_SHOW (less for a minor one the board has already overtaken).
+  const MAX_LAG = 2000;
+  const MIN_SHOW = 900;
+  const MIN_SHOW_STALE_MINOR = 500;
+  // Cues that may be dropped (the board shows their outcome anyway): from a long queue, and as soon
+  // as a newer state is on the board.
+  const MINOR = new Set(["trick-won", "card-revealed", "spied", "extra-turn", "shuffle-in", "game-started",
+    "reader-back", "bomb-lit", "already-exposed", "camouflage"]);
+  // What to keep when not everything can be shown in time: the higher, the more it matters.
+  const RANK = {
+    "game-won": 9, "error": 8, "unknown-card": 8, "reader-lost": 8, "undo": 7,
+    "mission-accomplished": 6, "mission-sabotaged": 6, "family-found": 6, "boom": 6,
+    "round-won": 5, "player-eliminated": 5, "showdown": 5, "bomb-lit": 3,
+  };
+  const rank = (item) => RANK[item.cue.cue] || (MINOR.has(item.cue.cue) ? 1 : 2);
   const queue = [];
   let current = null;
   let timer = null;
@@ -98,35 +113,66 @@ const Companion = (() => {
     return node;
   }
 
+  // When the banner on screen gives way to the next.
+  function endOf(item) {
+    const [alone, hurried] = HOLD[item.cue.cue] || DEFAULT_HOLD;
+    let end = item.shownAt + (queue.length ? hurried : alone);
+    // Early enough for every waiting banner to appear in time, each after MIN_SHOW of the one before.
+    queue.forEach((next, i) => { end = Math.min(end, next.queuedAt + MAX_LAG - i * MIN_SHOW); });
+    if (item.staleAt) end = Math.min(end, item.staleAt);
+    const least = item.staleAt && MINOR.has(item.cue.cue) ? MIN_SHOW_STALE_MINOR : MIN_SHOW;
+    return Math.max(end, item.shownAt + least);
+  }
+
+  // Keeps the queue within MAX_LAG: while a waiting banner would appear too late (each one before it
+  // shown at least MIN_SHOW), the least important waiting banner is dropped (the oldest among equals).
+  function prune() {
+    for (;;) {
+      let at = current ? endOf(current) : Date.now();
+      const late = queue.some((item) => {
+        const tooLate = at > item.queuedAt + MAX_LAG + 250;
+        at += MIN_SHOW;
+        return tooLate;
+      });
+      if (!late) return;
+      let worst = 0;
+      queue.forEach((item, i) => { if (rank(item) < rank(queue[worst])) worst = i; });
+      queue.splice(worst, 1);
+    }
+  }
+
   function nextBanner() {
     clearTimeout(timer);
-    // A minor cue that waited too long behind others is stale (the board already shows its outcome).
-    while (queue.length && MINOR.has(queue[0].cue.cue) && Date.now() - queue[0].queuedAt > 5000) queue.shift();
+    const now = Date.now();
+    // A cue that waited far too long (a timer held back while the page was hidden) is stale.
+    while (queue.length && now - queue[0].queuedAt > MAX_LAG + 1500) queue.shift();
     current = queue.shift() || null;
     const node = bannerNode();
-    if (!current) { node.classList.remove("show"); return; }
+    if (!current) { node.classList.remove("show"); delete node.dataset.cue; return; }
     const {cue} = current;
     node.className = `banner cue-${cue.cue}`;
+    node.dataset.cue = cue.cue;
     node.dataset.kicker = KICKERS[cue.cue] || "";
     node.textContent = cue.text;
     void node.offsetWidth; // restart the animation
     node.classList.add("show");
-    current.shownAt = Date.now();
-    if (current.onShow) { try { current.onShow(cue); } catch (err) { console.error(err); } }
+    current.shownAt = now;
+    if (current.onShow) { try { current.onShow(cue, now - current.queuedAt); } catch (err) { console.error(err); } }
     scheduleBanner();
   }
 
   function scheduleBanner() {
     clearTimeout(timer);
-    const [alone, hurried] = HOLD[current.cue.cue] || DEFAULT_HOLD;
-    const until = current.shownAt + (queue.length ? hurried : alone);
-    timer = setTimeout(nextBanner, Math.max(0, until - Date.now()));
+    if (!current) return;
+    timer = setTimeout(nextBanner, Math.max(0, endOf(current) - Date.now()));
   }
 
   // A large announcement over the board for the cues players must notice. Cues that arrive together
   // (Camouflage, the trick, the mission, the round, the game) are shown one after the other, each long
-  // enough to read; `onShow(cue)`, if given, runs when its banner appears (the scoreboard plays the
-  // sound then). An undo or a new game clears what was still waiting. Returns whether it will show.
+  // enough to read but none more than about two seconds after its cue; `onShow(cue, lateMs)`, if
+  // given, runs when its banner appears (the scoreboard plays the sound then; a banner dropped to keep
+  // up never runs it). An undo or a new game clears what was still waiting. Returns whether the cue is
+  // one for a banner.
   function banner(cue, onShow) {
     if (!BANNER_CUES.has(cue.cue) || !cue.text) return false;
     if (cue.cue === "undo" || cue.cue === "game-started") queue.length = 0;
@@ -135,10 +181,21 @@ const Companion = (() => {
       const minor = queue.findIndex((item) => MINOR.has(item.cue.cue));
       queue.splice(minor >= 0 ? minor : 0, 1);
     }
-    if (!current || cue.cue === "undo" || cue.cue === "game-started") nextBanner();
-    else scheduleBanner();
+    if (!current || cue.cue === "undo" || cue.cue === "game-started") { nextBanner(); return true; }
+    prune();
+    scheduleBanner();
     return true;
   }
 
-  return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner};
+  // A newer state is on the board (a state comes before the cues of its own input, so everything
+  // queued so far is about an older one): the minor banners still waiting are dropped, the others and
+  // the one on screen are cut short.
+  function boardMoved() {
+    const now = Date.now();
+    for (let i = queue.length - 1; i >= 0; i--) if (MINOR.has(queue[i].cue.cue)) queue.splice(i, 1);
+    for (const item of queue) item.staleAt = item.staleAt || now;
+    if (current) { current.staleAt = current.staleAt || now; prune(); scheduleBanner(); }
+  }
+
+  return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved};
 })();

@@ -50,7 +50,11 @@
       return true;
     } catch (err) {
       say(err.status === 401 ? `${err.message} Enter it above.` : err.message, false);
-      if (err.status === 401) $("token-panel").classList.remove("folded");
+      if (err.status === 401) {
+        $("token-panel").classList.remove("folded");
+        $("token-panel").scrollIntoView({block: "start"});
+        $("token").focus({preventScroll: true});
+      }
       return false;
     }
   }
@@ -110,12 +114,22 @@
   });
 
   // The prompt: one button per legal action, exactly as the engine listed it; a game's renderer may
-  // group them (Spy Team: one group per team, showing what the team has chosen).
+  // group them (Spy Team: one group per team, showing what the team has chosen). An action that puts
+  // a player out takes two taps, like Undo: a mis-tap there would end someone's game.
+  function destructive(action) {
+    return action.type === "eliminate" || (action.type === "spy-found" && action.found === true)
+      || (action.type === "assassin" && action.received === true);
+  }
+
   function actionButton(action, text, selected) {
     const {label, ...body} = action;
-    return h("button", {type: "button", class: selected ? "selected" : null, "aria-label": label,
-      "aria-pressed": selected ? "true" : null, onclick: () => send("POST", "/api/actions", body, `Done: ${label}`)},
-    text || label);
+    const run = () => send("POST", "/api/actions", body, `Done: ${label}`);
+    const guard = destructive(action);
+    const classes = [selected ? "selected" : "", guard ? "danger" : ""].join(" ").trim();
+    const button = h("button", {type: "button", class: classes || null, "aria-label": label,
+      "aria-pressed": selected ? "true" : null, onclick: guard ? null : run}, text || label);
+    if (guard) guarded(button, `Tap again: ${label}`, run);
+    return button;
   }
 
   function showPrompt() {
@@ -139,9 +153,12 @@
       })))));
   }
 
-  // The virtual mat: every card of the current game, grouped by colour or role. Cards already played
-  // this round are dimmed; the cards of the trick on the table are marked with who played them.
-  let matGame = null;
+  // The virtual mat: every card of the current game (as the game's renderer narrows it for this table:
+  // SPY offers only the colours and bombs in play), grouped by colour or role. Cards already played
+  // this round are dimmed, and so are those the public view places somewhere else (a Role, a face-up
+  // discard: the renderer's `matKnown`), with where; the cards of the trick on the table are marked
+  // with who played them. Dimmed cards can still be tapped (a Handler takes back a discarded card).
+  let matKey = null;
 
   // Short labels inside a group: the number for Spy Team, else the name without the group's word
   // ("Green Safe 1" under Green is "Safe 1"), with the copy's number where copies share a name.
@@ -155,11 +172,14 @@
     });
   }
   function showMat() {
-    if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matGame = null; return; }
-    if (matGame !== view.game) {
-      matGame = view.game;
+    if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matKey = null; return; }
+    const game = renderer(view.game);
+    const cards = game.matCards ? game.matCards(view, catalog[view.game]) : catalog[view.game].cards;
+    const wanted = `${view.game}:${cards.map((c) => c.id).join(",")}`;
+    if (matKey !== wanted) {
+      matKey = wanted;
       const groups = new Map();
-      for (const c of catalog[view.game].cards) {
+      for (const c of cards) {
         const key = c.colour || c.role || "cards";
         if (!groups.has(key)) groups.set(key, []);
         groups.get(key).push(c);
@@ -173,12 +193,15 @@
     }
     const used = new Set(view.played || []);
     const onTable = new Map((Array.isArray(view.trick) ? view.trick : []).map((p) => [p.card, p.seat]));
+    const known = game.matKnown ? game.matKnown(view) : new Map();
     for (const button of $("mat").querySelectorAll("button")) {
       const card = button.dataset.card;
       button.classList.toggle("used", used.has(card));
       button.classList.toggle("on-table", onTable.has(card));
+      button.classList.toggle("known", known.has(card));
       const seat = onTable.get(card);
       if (seat !== undefined && view.players && view.players[seat]) button.dataset.by = view.players[seat].name;
+      else if (known.has(card)) button.dataset.by = known.get(card);
       else delete button.dataset.by;
     }
     const turn = view.prompt && view.prompt.tap && view.prompt.seat !== null && view.players
@@ -196,9 +219,18 @@
     else $("board").replaceChildren(h("p", {}, "No game yet."));
   }
 
+  // The cues of one input arrive together (a trick, its mission, the round...): only the newest of
+  // those within a short window sounds, cutting a sound still playing, so tunes never pile up.
+  const SOUND_WINDOW = 150; // ms
+  let soundTimer = null;
+  let nextSound = null;
   function cue(c) {
     if (c.cue === "error" || c.cue === "unknown-card") say(c.text, false);
-    Sounds.play(c.cue);
+    if (!Sounds.has(c.cue)) return;
+    nextSound = c.cue;
+    if (!soundTimer) {
+      soundTimer = setTimeout(() => { soundTimer = null; Sounds.play(nextSound, {cut: true}); }, SOUND_WINDOW);
+    }
   }
 
   guarded($("undo"), "Tap again to undo", () => send("POST", "/api/undo", undefined, "Took back the last input."));

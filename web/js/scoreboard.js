@@ -2,13 +2,14 @@
 "use strict";
 
 (() => {
-  const {h, renderer, connect, banner} = Companion;
+  const {h, renderer, connect, banner, boardMoved} = Companion;
   const TITLES = {"spy-team": "Spy Team", "spy": "SPY", "peanuts": "Mission for Peanuts"};
   const board = document.getElementById("board");
   let view = null;
 
   function show(next) {
     view = next;
+    boardMoved();
     document.body.dataset.game = view.game || "idle";
     document.body.dataset.status = view.status;
     document.getElementById("title").textContent = TITLES[view.game] || "Table Companion";
@@ -19,15 +20,49 @@
     if (!view.game) {
       board.replaceChildren(h("div", {class: "idle"}, h("p", {}, "No game yet."),
         h("p", {class: "hint"}, "Open /control on the host's device to start one.")));
+      fit();
       return;
     }
     renderer(view.game).render(view, board);
+    fit();
   }
 
+  // Everything on the board must be seen from across the table, without scrolling. Each game's layout
+  // is made to fit the screen; when a board still holds more (long discard piles, long names), the type
+  // of the whole page steps down (every size is in rem) until it fits, and back up when it can.
+  const root = document.documentElement;
+  const SMALLEST = 10; // px: the least the type may shrink to
+  function overflows() {
+    if (board.scrollHeight > board.clientHeight + 1 || board.scrollWidth > board.clientWidth + 1) return true;
+    // A panel that clips what does not fit in it (SPY's) must not be hiding anything either.
+    return [...board.querySelectorAll(".seat")].some((node) =>
+      getComputedStyle(node).overflowY !== "visible" && node.scrollHeight > node.clientHeight + 1);
+  }
+  function fit() {
+    root.style.removeProperty("font-size");
+    if (!view || !view.game || !renderer(view.game).fitsScreen || !overflows()) return;
+    let fits = SMALLEST;
+    let tooBig = parseFloat(getComputedStyle(root).fontSize);
+    root.style.fontSize = `${fits}px`;
+    if (overflows()) return;  // as small as it may go: the board scrolls
+    while (tooBig - fits > 0.25) {
+      const size = (fits + tooBig) / 2;
+      root.style.fontSize = `${size}px`;
+      if (overflows()) tooBig = size; else fits = size;
+    }
+    root.style.fontSize = `${fits}px`;
+  }
+  let resizing = null;
+  window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(fit, 100); });
+
   // A cue with a banner sounds when its banner appears (banners queue up: Camouflage, then the trick,
-  // then the mission...), so the tunes do not play over each other; any other cue sounds at once.
+  // then the mission...), cutting the sound before it, so the tunes do not play over each other; a
+  // banner dropped to keep up with the board makes no sound, nor does one shown late (a page that was
+  // hidden). Any other cue sounds at once.
+  const LATE_SOUND = 2500; // ms
   function cue(c) {
-    if (!banner(c, () => Sounds.play(c.cue))) Sounds.play(c.cue);
+    const hasBanner = banner(c, (shown, late) => { if (late < LATE_SOUND) Sounds.play(shown.cue, {cut: true}); });
+    if (!hasBanner) Sounds.play(c.cue);
     if (c.cue === "reader-lost") setHealth("Reader lost", false);
     if (c.cue === "reader-back") setHealth("Live", true);
     document.body.dataset.lastCue = c.cue;

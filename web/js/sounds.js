@@ -5,6 +5,8 @@
 const Sounds = (() => {
   let ctx = null;
   let muted = false;
+  let bus = null; // the gain every note of the latest sound goes through
+  const playing = new Set(); // the buses of the sounds that may still be heard (a newer one can cut them)
 
   function enable() {
     if (!ctx) ctx = new (window.AudioContext || window.webkitAudioContext)();
@@ -19,7 +21,7 @@ const Sounds = (() => {
     osc.frequency.value = freq;
     amp.gain.setValueAtTime(gain, ctx.currentTime + start);
     amp.gain.exponentialRampToValueAtTime(0.001, ctx.currentTime + start + length);
-    osc.connect(amp).connect(ctx.destination);
+    osc.connect(amp).connect(bus);
     osc.start(ctx.currentTime + start);
     osc.stop(ctx.currentTime + start + length + 0.05);
   }
@@ -37,7 +39,7 @@ const Sounds = (() => {
     const amp = ctx.createGain();
     amp.gain.setValueAtTime(gain, ctx.currentTime);
     amp.gain.linearRampToValueAtTime(0.001, ctx.currentTime + length);
-    src.connect(filter).connect(amp).connect(ctx.destination);
+    src.connect(filter).connect(amp).connect(bus);
     src.start();
   }
 
@@ -63,11 +65,25 @@ const Sounds = (() => {
     "undo": () => [660, 440].forEach((f, i) => tone(f, i * 0.08, 0.12, "sine")),
   };
 
-  function play(name) {
+  // Plays a cue's sound; with `cut`, a sound still playing fades out at once (the newer news wins,
+  // and two tunes never sound over each other).
+  function play(name, {cut = false} = {}) {
     if (muted || !ctx || ctx.state !== "running" || !tunes[name]) return false;
+    if (cut) {
+      for (const old of playing) {
+        old.gain.setTargetAtTime(0, ctx.currentTime, 0.03);
+        playing.delete(old);
+        setTimeout(() => old.disconnect(), 500);
+      }
+    }
+    const mine = bus = ctx.createGain();
+    bus.connect(ctx.destination);
+    playing.add(mine);
+    setTimeout(() => playing.delete(mine), 2500); // every tune is over by then
     tunes[name]();
     return true;
   }
 
-  return {enable, play, setMuted: (value) => { muted = value; }, get enabled() { return !!ctx && ctx.state === "running"; }};
+  return {enable, play, has: (name) => !!tunes[name], setMuted: (value) => { muted = value; },
+    get enabled() { return !!ctx && ctx.state === "running"; }};
 })();

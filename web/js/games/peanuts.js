@@ -227,7 +227,23 @@
           chip(view.set_aside), h("span", {}, "set aside")) : null));
   }
 
+  // The cards the public view places somewhere (never a face-down one: the view names none), with
+  // where: the control page's mat dims them.
+  function known(view) {
+    const where = new Map();
+    const add = (card, text) => { if (card && card.card && !where.has(card.card)) where.set(card.card, text); };
+    for (const p of view.players) {
+      add(p.role, `${p.name}: Role`);
+      for (const d of p.discards) if (d.face_up) add(d, `${p.name}: discard`);
+    }
+    add(view.set_aside, "set aside");
+    for (const shown of (view.showdown || {}).hands || []) add(shown.hand, `${view.players[shown.seat].name}: hand`);
+    return where;
+  }
+
   Companion.registerGame("peanuts", {
+    fitsScreen: true, // the scoreboard shrinks the type if a board ever holds more than fits
+    matKnown: known,
     render(view, root) {
       const pending = toShow(view);
       root.replaceChildren(

@@ -7,6 +7,8 @@
   const {h} = Companion;
   // The colours in the order the game data lists them (seeds/spy.toml), for the setup strip.
   const COLOURS = ["green", "red", "purple", "blue"];
+  // Every card of a colour (an extra Bomb 2 too, where the mat offers it).
+  const KINDS = ["spy", "safe-1", "safe-2", "top-secret-1", "top-secret-2", "bomb-1", "bomb-2", "bomb-2-extra"];
   const OUTCOME_CLASS = {
     "spied": "spied", "revealed": "revealed", "bomb-lit": "lit", "boom": "boom",
     "already-exposed": "spied", "pass": "pass", "dropped": "boom",
@@ -101,8 +103,38 @@
     return h("div", {class: "headline"}, outcome(view.last_outcome, "latest"));
   }
 
+  // The card id of an exposure slot of a colour: "Top Secret 2" of red is spy/red-top-secret-2.
+  const slotCard = (colour, label) => `spy/${colour}-${label.toLowerCase().replace(/\s+/g, "-")}`;
+
   Companion.registerGame("spy", {
     showRound: false, // SPY is one long round
+    fitsScreen: true, // the scoreboard shrinks the type if a board ever holds more than fits
+    // The control page's mat offers only what this table plays with: two players use green and red,
+    // both with their extra Bomb 2; three or four use every colour, without the extra bombs.
+    matCards(view, data) {
+      if (view.players.length === 2) {
+        const colours = data.two_player_colours || ["green", "red"];
+        return data.cards.filter((c) => colours.includes(c.colour));
+      }
+      return data.cards.filter((c) => !c.extra);
+    },
+    // What the table can see on the mat (all public): the colours taken at setup; in play, the cards
+    // face up, the cards of a player who is out and the colours nobody plays.
+    matKnown(view) {
+      const known = new Map();
+      const claimed = view.players.filter((p) => p.colour);
+      if (view.status === "setup") {
+        for (const p of claimed) known.set(`spy/${p.colour}-spy`, `${p.name}'s colour`);
+        return known;
+      }
+      const all = (colour, text) => { for (const kind of KINDS) known.set(`spy/${colour}-${kind}`, text); };
+      for (const p of claimed) {
+        if (p.eliminated) all(p.colour, `${p.name} is out`);
+        else for (const e of p.exposure) if (e.revealed) known.set(slotCard(p.colour, e.card), "face up");
+      }
+      for (const colour of COLOURS) if (!claimed.some((p) => p.colour === colour)) all(colour, "not in play");
+      return known;
+    },
     render(view, root) {
       root.replaceChildren(
         h("div", {class: `spy ${view.status}`, dataset: {players: view.players.length}},
