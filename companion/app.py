@@ -41,6 +41,7 @@ def create_app(
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered."""
     from companion.api import api
+    from companion.cards_api import cards_api  # the card registry and enrollment (control)
 
     web = web_dir()
     app = Flask(__name__, static_folder=str(web), static_url_path="/static")
@@ -49,6 +50,7 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.extensions["companion"] = Services(table, broker, catalog, token, health or (lambda: {}))
     app.register_blueprint(api)
+    app.register_blueprint(cards_api)
 
     @app.get("/")
     def scoreboard() -> Any:

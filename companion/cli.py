@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from companion import __version__
+from companion.cards import add_cards_commands
 from companion.catalog import DataError
 from companion.config import Config, ConfigError, load_config
 from companion.doctor import add_doctor_command
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     demo.set_defaults(command=cmd_demo)
     add_doctor_command(commands)  # `companion doctor` and `companion url`, for the Pi appliance
+    add_cards_commands(commands)  # `companion cards enroll | list | export | import | forget`
     return parser
 
 

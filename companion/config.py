@@ -17,6 +17,7 @@ seat = 0
 
 [pins]                       # GPIO pins, see hardware/ (read by companion.feedback and .buttons)
 [sound]                      # volume and quiet hours (read by companion.feedback)
+[cards]                      # path = "/var/lib/companion/cards.db" (default: cards.db beside the journal)
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Config:
     readers: list[dict[str, Any]] = field(default_factory=lambda: [{"device": "auto"}])
     pins: dict[str, Any] = field(default_factory=dict)
     sound: dict[str, Any] = field(default_factory=dict)
+    cards: dict[str, Any] = field(default_factory=dict)  # [cards] path: see companion.registry
     mock_pins: bool = False
     source: Path | None = None  # the file it was read from, if any
 
@@ -73,6 +75,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         config.readers = [_table(raw, "reader")]
     config.pins = _table(raw, "pins")
     config.sound = _table(raw, "sound")
+    config.cards = _table(raw, "cards")
     if env.get("COMPANION_TOKEN"):
         config.token = env["COMPANION_TOKEN"]
     if env.get("COMPANION_DB"):

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from companion.app import create_app
 from companion.buttons import TableButtons
+from companion.cards import CardDesk
 from companion.catalog import load_catalog
 from companion.config import Config
+from companion.cues import Cue
 from companion.events import Broker
 from companion.feedback import Feedback
 from companion.games import build_engines
 from companion.games.base import GameError
 from companion.journal import Journal
 from companion.pins import choose_pin_factory
-from companion.readers import Reader, VirtualReader
+from companion.readers import Reader
+from companion.registry import Registry, registry_path
 from companion.table import Table
 
 log = logging.getLogger(__name__)
@@ -29,15 +33,18 @@ class Daemon:
         engines = build_engines(load_catalog())
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = Journal(config.db)
-        self.table = Table(self.journal, engines)
+        self.registry = Registry.for_daemon(registry_path(config))  # UID -> card, for tags without an id
+        self.table = Table(self.journal, engines, resolve_uid=self.registry.lookup)
         self.broker = Broker()
         self.table.listeners.append(self.broker)
         factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
         self.feedback = Feedback(config.pins, config.sound, pin_factory=factory)
         self.table.listeners.append(self.feedback)
         self.buttons = TableButtons(self.table, config.pins, pin_factory=factory)
-        self.readers: list[Reader] = open_readers(config)
+        self.readers: list[Reader] = open_readers(config, self.table.announce)
         self.app = create_app(self.table, self.broker, self.catalog, config.token, health=self.health)
+        self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
+        self.app.extensions["companion.cards"] = self.cards  # for companion.cards_api
 
     def start(self) -> None:
         for reader in self.readers:
@@ -68,15 +75,13 @@ class Daemon:
         self.buttons.close()
         self.feedback.close()
         self.journal.close()
+        self.registry.close()
 
 
-def open_readers(config: Config) -> list[Reader]:
-    """The readers the config asks for; "auto" and "virtual" give the virtual mat."""
-    readers: list[Reader] = []
-    for entry in config.readers:
-        device = entry.get("device", "auto")
-        if device in ("auto", "virtual"):
-            readers.append(VirtualReader())
-        else:
-            raise NotImplementedError(f"reader {device!r}: only the virtual reader is available so far")
-    return readers
+def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:
+    """The readers the config asks for: "virtual" is the virtual mat, "auto" the first nfcpy reader
+    found (else the virtual mat), anything else an nfcpy path; see docs/nfc.md. `announce` plays
+    their reader-lost / reader-back cues."""
+    from companion.readers.nfc import readers_from_config  # nfcpy is only loaded when needed
+
+    return readers_from_config(config.readers, announce)

@@ -1,0 +1,454 @@
+"""The NFC reader backend, on nfcpy's `ContactlessFrontend` (see docs/nfc.md).
+
+One `NfcReader` a physical reader, each polling on a thread of its own:
+
+- identity: the card id in the tag's NDEF text record; a tag without one is sent by its UID, which
+  the table resolves through the card registry (an unknown UID plays the "unknown-card" cue);
+- one tap is one event (`TapFilter`): a card lying on the reader counts once (nfcpy checks its
+  presence), lifted and put back it counts again, unless it comes back within `debounce` seconds;
+- a reader that cannot be opened, or whose `connect` fails (nfcpy returns False on an I/O error,
+  and some drivers raise), is reported lost, closed, and reopened every `retry` seconds; it is back
+  once it has completed a poll. `LinkWatch` turns that into the table's reader-lost/back cues.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ndef
+import nfc
+import nfc.clf
+import nfc.tag
+
+from companion.catalog import CARD_ID
+from companion.config import ConfigError
+from companion.cues import Cue
+from companion.readers import Reader, TapHandler, VirtualReader
+from companion.readers.health import LinkWatch
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE = 1.0  # seconds: the same card back within this after a lift is not a new tap
+DEFAULT_RETRY = 2.0  # seconds between attempts to reopen a lost reader
+# What nfcpy polls for: NTAG21x stickers are 106A; 106B and 212F cover the other common tags. The
+# UDP test driver answers only what its peer emulates (a Type 3 tag) and waits a whole second on
+# every other kind, so it polls 212F alone.
+DEFAULT_TARGETS = ("106A", "106B", "212F")
+UDP_TARGETS = ("212F",)
+PI_UARTS = ("tty:AMA0:pn532", "tty:S0:pn532")
+
+
+class _QuietSearch(logging.Filter):
+    """nfcpy logs every search for a reader at INFO and every miss at ERROR; a lost reader is
+    retried every few seconds, and `NfcReader` logs each change of state itself, once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        return not message.startswith(("searching for reader on path", "no reader available on path"))
+
+
+logging.getLogger("nfc.clf").addFilter(_QuietSearch())
+
+
+# Reading a tag
+
+
+def card_id_from_records(records: Sequence[Any]) -> str | None:
+    """The first NDEF text record that is a card id ("game/card"), if any."""
+    for record in records:
+        if isinstance(record, ndef.TextRecord):
+            text = record.text.strip()
+            if CARD_ID.match(text):
+                return text
+    return None
+
+
+class NfcTag:
+    """A tag on the reader, as read once: its UID, the card id on it, and how to write one."""
+
+    def __init__(self, tag: Any, uid: str, card: str | None, ndef_area: Any) -> None:
+        self.tag = tag
+        self.uid = uid
+        self.card = card
+        self._ndef = ndef_area
+
+    @property
+    def writable(self) -> bool:
+        """True if the tag has an NDEF area we may write (NTAG21x as sold; not once locked)."""
+        return bool(self._ndef is not None and self._ndef.is_writeable)
+
+    def write(self, card: str) -> bool:
+        """Write `card` as the tag's only NDEF record and read it back; False if it did not take."""
+        if not self.writable:
+            return False
+        record = ndef.TextRecord(card, "en")
+        try:
+            if len(b"".join(ndef.message_encoder([record]))) > self._ndef.capacity:
+                return False
+            self._ndef.records = [record]
+            # has_changed re-reads the tag and compares it with what was just written.
+            ok = not self._ndef.has_changed and card_id_from_records(self._ndef.records) == card
+        except (nfc.tag.TagCommandError, nfc.clf.CommunicationError, AttributeError, ValueError) as error:
+            log.info("writing %s to tag %s failed: %s", card, self.uid, error)
+            return False
+        if ok:
+            self.card = card
+        return ok
+
+    def __repr__(self) -> str:
+        return f"NfcTag(uid={self.uid!r}, card={self.card!r})"
+
+
+def read_tag(tag: Any) -> NfcTag | None:
+    """Read a tag's UID and NDEF card id; None if the tag left before it could be read."""
+    uid = bytes(tag.identifier).hex()
+    try:
+        area = tag.ndef  # None: no NDEF (unformatted, not readable, or the read was cut short)
+        if area is None:
+            if not tag.is_present:
+                return None
+            area = tag.ndef  # nfcpy cannot tell "no NDEF" from a read that failed: once more
+        records = area.records if area is not None else []
+    except (nfc.tag.TagCommandError, nfc.clf.CommunicationError) as error:
+        log.debug("tag %s: read cut short (%s)", uid, error)
+        return None
+    return NfcTag(tag, uid, card_id_from_records(records), area)
+
+
+# One tap, one event
+
+
+class TapFilter:
+    """Decides which reads are taps. A card is "present" from its read until nfcpy sees it gone.
+
+    - a read of the card that is present is not a tap (it lay on the reader all along, e.g. while
+      the reader was lost and reopened);
+    - a read of the card that left less than `debounce` seconds ago is not a tap (it was lifted a
+      little and fell back, or slid at the edge of the field); the window restarts at each lift;
+    - every other read is a tap.
+    """
+
+    def __init__(self, debounce: float = DEFAULT_DEBOUNCE) -> None:
+        self.debounce = debounce
+        self.present: str | None = None
+        self.last: str | None = None
+        self.left_at = -math.inf
+
+    def arrived(self, uid: str, now: float) -> bool:
+        """A tag was read: is it a tap?"""
+        if uid == self.present:
+            return False
+        if self.present is not None:
+            self.left(now)  # another card replaced it while the reader was not looking
+        self.present = uid
+        return not (uid == self.last and now - self.left_at < self.debounce)
+
+    def left(self, now: float) -> None:
+        """The present card (if any) is gone."""
+        if self.present is not None:
+            self.last, self.left_at, self.present = self.present, now, None
+
+
+# The reader
+
+
+class NfcReader:
+    """An nfcpy reader at `device`, delivering taps for `seat` (None: the table's shared reader).
+
+    `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
+
+    def __init__(
+        self,
+        device: str,
+        seat: int | None = None,
+        *,
+        debounce: float = DEFAULT_DEBOUNCE,
+        retry: float = DEFAULT_RETRY,
+        targets: Sequence[str] | None = None,
+        watch: LinkWatch | None = None,
+    ) -> None:
+        self.device = device
+        self.seat = seat
+        self.retry = retry
+        self.targets = list(targets or (UDP_TARGETS if device.startswith("udp") else DEFAULT_TARGETS))
+        self.watch = watch or LinkWatch()
+        self.intercept: Callable[[NfcTag], Any] | None = None
+        self.filter = TapFilter(debounce)
+        self._tap: TapHandler | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._state = "starting"  # "starting" | "ok" | "lost"
+        self._error: str | None = "starting"
+        self._opened: str | None = None
+        self._taps = 0  # reads that were taps
+        self._reads = 0  # every tag read, tap or not
+        self._opens = 0  # attempts to open the device (more than one: it was lost and retried)
+        self._polls = 0
+        self._in_session = False
+
+    @property
+    def label(self) -> str:
+        return f"The reader {self.device}" + (f" (seat {self.seat})" if self.seat is not None else "")
+
+    # Reader protocol
+
+    def start(self, tap: TapHandler) -> None:
+        self._tap = tap
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name=f"nfc {self.device}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            # nfcpy checks `terminate` between polls; a UDP poll waits up to 1 s for an answer.
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "kind": "nfc",
+                "device": self.device,
+                "path": self._opened,
+                "connected": self._state == "ok",
+                "seat": self.seat,
+                "error": self._error,
+                "reads": self._reads,
+                "opens": self._opens,
+                "taps": self._taps,
+            }
+
+    # The polling thread
+
+    def _run(self) -> None:
+        clf: Any = None
+        while not self._stopping.is_set():
+            if clf is None:
+                clf = self._open()
+                if clf is None:
+                    self._stopping.wait(self.retry)
+                    continue
+            self._polls = 0
+            try:
+                result = clf.connect(rdwr=self._options(), terminate=self._terminate)
+                why = "I/O error"  # nfcpy logged the details and returned False
+            except Exception as error:  # some drivers raise instead (a vanished tty, a bad reply)
+                result, why = False, f"{type(error).__name__}: {error}"
+            if result is False and not self._stopping.is_set():
+                self._in_session = False  # the card may still lie there: the filter keeps it
+                self._lost(why)
+                _close(clf)
+                clf = None
+                self._stopping.wait(self.retry)
+        _close(clf)
+
+    def _open(self) -> Any:
+        with self._lock:
+            self._opens += 1
+        clf = nfc.ContactlessFrontend()
+        try:
+            opened = clf.open(self.device)
+            why = f"no reader found at {self.device}"
+        except Exception as error:  # nfcpy raises for a fully given path it cannot open
+            opened, why = False, f"cannot open {self.device} ({error})"
+        if not opened:
+            _close(clf)
+            self._lost(why)
+            return None
+        with self._lock:
+            self._opened = str(getattr(clf.device, "path", self.device))
+            first = self._state == "starting"
+        if first:
+            self._answering()  # opened at start-up: nothing was lost, nothing to announce
+        log.info("NFC reader %s open (%s)", self.device, self._opened)
+        return clf
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "targets": self.targets,
+            "on-connect": self._on_connect,
+            "on-release": self._on_release,
+            "iterations": 1,  # return to `terminate` after every poll, so stop() is prompt
+            "interval": 0.0,
+            "beep-on-connect": False,  # the companion plays its own cues
+        }
+
+    def _terminate(self) -> bool:
+        # nfcpy calls this before its first poll and after each one that found nothing (and while a
+        # tag is held): from the second call on, the reader has answered a whole poll.
+        self._polls += 1
+        if self._polls >= 2 and not self._in_session:
+            self._answering()
+            self.filter.left(time.monotonic())  # an empty field: whatever lay there is gone
+        return self._stopping.is_set()
+
+    def _on_connect(self, tag: Any) -> bool:
+        self._in_session = True
+        self._answering()
+        read = read_tag(tag)
+        if read is None:
+            self._in_session = False
+            return False  # not held: nfcpy polls again and reads it afresh
+        if self.filter.arrived(read.uid, time.monotonic()):
+            self._deliver(read)
+        with self._lock:
+            self._reads += 1
+        return True  # hold it: nfcpy checks its presence until it is lifted
+
+    def _on_release(self, tag: Any) -> bool:
+        self._in_session = False
+        self.filter.left(time.monotonic())
+        return True
+
+    def _deliver(self, read: NfcTag) -> None:
+        with self._lock:
+            self._taps += 1
+        intercept = self.intercept
+        try:
+            if intercept is not None:
+                intercept(read)
+            elif self._tap is not None:
+                if read.card is not None:
+                    self._tap(card=read.card, seat=self.seat)
+                else:
+                    self._tap(uid=read.uid, seat=self.seat)
+        except Exception:  # a refused or failed tap must not stop the reader
+            log.exception("the tap of %s failed", read)
+
+    def _answering(self) -> None:
+        with self._lock:
+            if self._state == "ok":
+                return
+            was_lost = self._state == "lost"
+            self._state, self._error = "ok", None
+        if was_lost:
+            log.warning("NFC reader %s is back", self.device)
+            self.watch.back(self)
+
+    def _lost(self, why: str) -> None:
+        with self._lock:
+            changed = self._state != "lost"
+            self._state, self._error = "lost", why
+        if changed:
+            log.warning("NFC reader %s lost: %s; retrying every %.1f s", self.device, why, self.retry)
+            self.watch.lost(self, why)
+
+
+def _close(clf: Any) -> None:
+    if clf is None:
+        return
+    try:
+        clf.close()
+    except Exception as error:  # closing a reader that is already gone
+        log.debug("closing the reader: %s", error)
+
+
+# Finding a reader
+
+
+def is_raspberry_pi() -> bool:
+    try:
+        return "Raspberry Pi" in Path("/proc/device-tree/model").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def auto_paths() -> list[str]:
+    """Where "auto" looks: USB, then (on a Pi only, never a laptop's serial port) a PN532 on the UART."""
+    return ["usb", *(PI_UARTS if is_raspberry_pi() else ())]
+
+
+def find_reader(paths: Sequence[str] | None = None) -> str | None:
+    """The first of `paths` (default `auto_paths()`) where nfcpy opens a reader, or None."""
+    for path in auto_paths() if paths is None else paths:
+        clf = nfc.ContactlessFrontend()
+        try:
+            if clf.open(path):
+                return path
+        except Exception as error:
+            log.debug("no reader at %s: %s", path, error)
+        finally:
+            _close(clf)
+    return None
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """One `[reader]` / `[[readers]]` entry of the config, checked."""
+
+    device: str
+    seat: int | None = None
+    debounce: float = DEFAULT_DEBOUNCE
+    retry: float = DEFAULT_RETRY
+    targets: tuple[str, ...] | None = None
+
+    @classmethod
+    def parse(cls, entry: dict[str, Any]) -> ReaderSettings:
+        def number(key: str, default: float) -> float:
+            value = entry.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"reader '{key}' must be a number of seconds, not {value!r}")
+            return float(value)
+
+        device = entry.get("device", "auto")
+        if not isinstance(device, str) or not device:
+            raise ConfigError(f"reader 'device' must be a path such as \"usb\", not {device!r}")
+        seat = entry.get("seat")
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or seat < 0):
+            raise ConfigError(f"reader 'seat' must be a seat number (0, 1, ...), not {seat!r}")
+        targets = entry.get("targets")
+        if targets is not None and (
+            not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets)
+        ):
+            raise ConfigError('reader \'targets\' must be a list such as ["106A", "212F"]')
+        return cls(
+            device=device,
+            seat=seat,
+            debounce=number("debounce", DEFAULT_DEBOUNCE),
+            retry=max(0.05, number("retry", DEFAULT_RETRY)),
+            targets=tuple(targets) if targets else None,
+        )
+
+    def reader(self, watch: LinkWatch, device: str | None = None) -> NfcReader:
+        return NfcReader(
+            device or self.device,
+            self.seat,
+            debounce=self.debounce,
+            retry=self.retry,
+            targets=self.targets,
+            watch=watch,
+        )
+
+
+def readers_from_config(
+    entries: Sequence[dict[str, Any]], announce: Callable[[Cue], None] | None = None
+) -> list[Reader]:
+    """One reader per `[reader]` / `[[readers]]` entry: "virtual" is the virtual mat; "auto" the first
+    nfcpy reader found (`auto_paths`), or the virtual mat if there is none; anything else an nfcpy
+    path, used as given even if nothing answers there yet (it is reported lost and retried)."""
+    watch = LinkWatch(announce)
+    readers: list[Reader] = []
+    for entry in entries:
+        settings = ReaderSettings.parse(entry)
+        if settings.device == "virtual":
+            readers.append(VirtualReader())
+        elif settings.device == "auto":
+            path = find_reader()
+            if path is None:
+                log.info("no NFC reader found (%s): using the virtual reader", ", ".join(auto_paths()))
+                readers.append(VirtualReader())
+            else:
+                log.info("found an NFC reader at %s", path)
+                readers.append(settings.reader(watch, path))
+        else:
+            readers.append(settings.reader(watch))
+    return readers

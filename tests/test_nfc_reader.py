@@ -1,0 +1,193 @@
+"""The nfcpy reader backend against an emulated tag: nfcpy's real ContactlessFrontend on its UDP
+driver reads a Type 3 Tag that nfcpy emulates in another process (tests/nfc_emulator.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from companion.config import ConfigError
+from companion.readers import VirtualReader
+from companion.readers.nfc import NfcReader, ReaderSettings, TapFilter, find_reader, readers_from_config
+from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
+from tests.nfc_helpers import free_udp_port
+
+
+class Taps:
+    """A tap handler that records the taps it gets."""
+
+    def __init__(self) -> None:
+        self.taps: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, **tap: Any) -> None:
+        with self._lock:
+            self.taps.append(tap)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.taps)
+
+
+@pytest.fixture
+def emulator() -> Iterator[TagEmulator]:
+    with TagEmulator(free_udp_port()) as running:
+        yield running
+
+
+def reading(emulator: TagEmulator, taps: Taps, **options: Any) -> NfcReader:
+    options.setdefault("debounce", 0.2)
+    options.setdefault("retry", 0.2)
+    reader = NfcReader(emulator.path, **options)
+    reader.start(taps)
+    return reader
+
+
+def reads(reader: NfcReader) -> int:
+    return int(reader.status()["reads"])
+
+
+def test_a_card_id_written_on_the_tag_is_the_tap(emulator: TagEmulator) -> None:
+    taps = Taps()
+    emulator.present(uid(1), "spy-team/red-1")  # first: the reader's very first poll finds it
+    reader = reading(emulator, taps)
+    try:
+        wait_for(lambda: len(taps) == 1)
+        assert taps.taps == [{"card": "spy-team/red-1", "seat": None}]
+        assert reader.status()["connected"] is True
+        assert reader.status()["path"] == emulator.path
+    finally:
+        reader.stop()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        TagSpec(uid(2), ndef=False),  # not NDEF formatted
+        TagSpec(uid(2), None),  # formatted, empty
+        TagSpec(uid(2), "sxf:spy"),  # a text record that is no card id
+    ],
+    ids=["no-ndef", "empty-ndef", "other-text"],
+)
+def test_a_tag_without_a_card_id_is_sent_by_its_uid(emulator: TagEmulator, spec: TagSpec) -> None:
+    taps = Taps()
+    emulator.present(spec)
+    reader = reading(emulator, taps, seat=3)
+    try:
+        wait_for(lambda: len(taps) == 1)
+        assert taps.taps == [{"uid": uid(2), "seat": 3}]
+    finally:
+        reader.stop()
+
+
+def test_a_card_lying_on_the_reader_counts_once_and_again_when_put_back(emulator: TagEmulator) -> None:
+    taps = Taps()
+    emulator.present(uid(1), "spy-team/red-1")
+    reader = reading(emulator, taps, debounce=0.0)  # the interval has its own test
+    try:
+        wait_for(lambda: len(taps) == 1)
+        # Still lying there: nfcpy keeps checking its presence (every 0.1 s, calling `terminate`
+        # each time), and a presence check is neither a read nor a new activation of the tag.
+        activations = len(emulator.activations())
+        polls = reader._polls
+        wait_for(lambda: reader._polls >= polls + 8)
+        assert len(taps) == 1
+        assert reads(reader) == 1
+        assert len(emulator.activations()) == activations
+        lifted = emulator.lift()
+        wait_for(lambda: reader.filter.present is None)  # the reader saw it go
+        assert reader.filter.left_at - lifted < 1.0
+        emulator.present(uid(1), "spy-team/red-1")
+        wait_for(lambda: len(taps) == 2)
+        assert taps.taps[1] == {"card": "spy-team/red-1", "seat": None}
+        # Another card right after is a tap at once: the debounce is per card.
+        emulator.present(uid(2), "spy-team/red-2")
+        wait_for(lambda: len(taps) == 3)
+        assert taps.taps[2] == {"card": "spy-team/red-2", "seat": None}
+    finally:
+        reader.stop()
+
+
+def test_the_same_card_back_within_the_debounce_interval_is_ignored(emulator: TagEmulator) -> None:
+    taps = Taps()
+    emulator.present(uid(1), "spy-team/red-1")
+    reader = reading(emulator, taps, debounce=30.0)
+    try:
+        wait_for(lambda: len(taps) == 1)
+        emulator.lift()
+        wait_for(lambda: reader.filter.present is None)
+        emulator.present(uid(1), "spy-team/red-1")
+        wait_for(lambda: reads(reader) == 2)  # read again...
+        assert len(taps) == 1  # ...but no tap
+        assert reader.status()["taps"] == 1
+    finally:
+        reader.stop()
+
+
+def test_the_reader_stops_promptly_and_releases_the_tag(emulator: TagEmulator) -> None:
+    taps = Taps()
+    emulator.present(uid(1), "spy-team/red-1")
+    reader = reading(emulator, taps)
+    wait_for(lambda: len(taps) == 1)
+    thread = reader._thread
+    reader.stop()
+    assert thread is not None and not thread.is_alive()
+    # A new reader on the same path finds the card again: the old one really let go of it.
+    again = Taps()
+    second = reading(emulator, again)
+    try:
+        wait_for(lambda: len(again) == 1)
+    finally:
+        second.stop()
+
+
+def test_tap_filter_rules() -> None:
+    taps = TapFilter(debounce=1.0)
+    assert taps.arrived("a", 0.0) is True
+    assert taps.arrived("a", 5.0) is False  # present all along (e.g. across a reader outage)
+    taps.left(5.0)
+    assert taps.arrived("a", 5.5) is False  # back within the interval
+    taps.left(5.6)
+    assert taps.arrived("a", 6.2) is False  # the window restarts at each lift
+    taps.left(6.3)
+    assert taps.arrived("a", 7.4) is True  # lifted long enough: a new tap
+    assert taps.arrived("b", 7.5) is True  # another card replaces it: a tap, and "a" has left
+    assert taps.last == "a" and taps.left_at == 7.5
+    taps.left(7.6)
+    assert taps.arrived("a", 7.7) is True  # the window is for the card that left last ("b")
+    assert taps.present == "a"
+
+
+def test_reader_settings_are_checked() -> None:
+    settings = ReaderSettings.parse({"device": "usb:054c:06c1", "seat": 2, "debounce": 0.5, "retry": 1})
+    assert (settings.device, settings.seat, settings.debounce, settings.retry) == (
+        "usb:054c:06c1",
+        2,
+        0.5,
+        1.0,
+    )
+    assert ReaderSettings.parse({}).device == "auto"
+    assert NfcReader("udp:127.0.0.1:5000").targets == ["212F"]
+    assert NfcReader("usb").targets == ["106A", "106B", "212F"]
+    for bad in (
+        {"seat": -1},
+        {"seat": "2"},
+        {"debounce": "x"},
+        {"retry": -1},
+        {"device": ""},
+        {"targets": "212F"},
+    ):
+        with pytest.raises(ConfigError):
+            ReaderSettings.parse({"device": "usb", **bad})
+
+
+def test_auto_without_a_reader_falls_back_to_the_virtual_mat(caplog: pytest.LogCaptureFixture) -> None:
+    if find_reader() is not None:
+        pytest.skip("a real NFC reader is plugged in here")
+    caplog.set_level("INFO")
+    readers = readers_from_config([{"device": "auto"}, {"device": "virtual"}])
+    assert [type(r) for r in readers] == [VirtualReader, VirtualReader]
+    assert sum("using the virtual reader" in r.getMessage() for r in caplog.records) == 1
