@@ -1,7 +1,10 @@
-"""Shared fixtures: a whole daemon on a temporary journal with mock pins, and its Flask test client."""
+"""Shared fixtures: a whole daemon on a temporary journal with mock pins and its Flask test client;
+a real server and Debian's Chromium for the browser tests."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +13,7 @@ import pytest
 
 from companion.config import Config
 from companion.daemon import Daemon
+from tests.servers import Server, running_companion
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -51,3 +55,37 @@ def open_event_stream(client: Any) -> tuple[Any, Iterator[bytes], list[str]]:
     while not chunks or not chunks[-1].startswith("event: state"):
         chunks.append(next(stream).decode())
     return response, stream, chunks
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (never a browser Playwright downloads)."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is required in CI (scripts/test installs it)")
+        pytest.skip("Chromium is not installed (scripts/test installs it where it can)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    """A real `companion run` on a free port, with the test token."""
+    with running_companion(tmp_path / "journal.db") as running:
+        yield running

@@ -4,31 +4,13 @@ shows up with its UID and is enrolled with a click; a deck is walked through wit
 from __future__ import annotations
 
 import urllib.error
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
-from tests.servers import TOKEN, Server, running_companion
-from tests.test_browser import ARGS, CHROMIUM
+from tests.servers import TOKEN, Server
 
 UID = "04a1b2c3d4e5f6"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert CHROMIUM
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    with running_companion(tmp_path / "journal.db") as running:
-        yield running
 
 
 def test_enroll_an_unknown_tag_and_walk_a_deck_from_the_tablet(browser: Browser, server: Server) -> None:
