@@ -87,12 +87,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     config.mock_pins = True
     config.token = config.token or secrets.token_urlsafe(9)
     try:
-        return serve(config)
+        return serve(config, show_token=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the demo's journal is thrown away
 
 
-def serve(config: Config) -> int:
+def serve(config: Config, show_token: bool = False) -> int:
     from waitress.server import create_server
 
     from companion.daemon import Daemon
@@ -108,7 +108,7 @@ def serve(config: Config) -> int:
         daemon.close()
         raise StartError(f"cannot listen on {config.host}:{config.port}: {error.strerror}") from error
     daemon.start()
-    for line in urls(config):
+    for line in urls(config, show_token):
         print(line, flush=True)
     service = Service.ready(daemon, status=f"scoreboard on port {config.port}")  # systemd: READY=1, watchdog
 
@@ -131,13 +131,16 @@ def serve(config: Config) -> int:
     return 0
 
 
-def urls(config: Config) -> list[str]:
+def urls(config: Config, show_token: bool) -> list[str]:
+    """What the daemon prints once it listens. Only the demo prints its token: a service's output
+    goes to the system log (`companion url --control` shows the control link to the host)."""
     host = config.host
+    token = config.token if show_token else "<token>"
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     lines = [
         f"Table Companion {__version__}: journal {config.db}",
         f"  scoreboard: http://{shown}:{config.port}/",
-        f"  control:    http://{shown}:{config.port}/control#token={config.token}",
+        f"  control:    http://{shown}:{config.port}/control#token={token}",
     ]
     if host in ("0.0.0.0", "::"):
         lines.append(f"  on the table's network: http://{socket.gethostname()}.local:{config.port}/")

@@ -112,3 +112,39 @@ def test_a_port_out_of_range_or_a_bool_is_refused(tmp_path: Path) -> None:
         config.write_text(f"[server]\nport = {value}\n")
         result = companion("run", "--config", str(config))
         assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_run_keeps_its_token_out_of_its_output(tmp_path: Path) -> None:
+    """Under systemd the output goes to the system log: the control link carries no token."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "COMPANION_TOKEN"}
+    env["COMPANION_TOKEN"] = "do-not-log-me"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "companion.cli",
+            "run",
+            "--mock-pins",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            str(tmp_path / "j.db"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        while not any("control:" in line for line in lines):
+            lines.append(process.stdout.readline())
+        assert lines[-1].strip() == f"control:    http://127.0.0.1:{port}/control#token=<token>"
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=5)
+    assert "do-not-log-me" not in "".join(lines) + output
