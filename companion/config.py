@@ -59,13 +59,18 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"the config file {path} is not valid TOML: {error}") from error
     config = Config(source=Path(path) if path else None)
+    # A misspelt key must not quietly mean its default: name it. ([pins], [sound] and the reader
+    # tables are checked where they are read: companion.pins, companion.feedback, companion.readers.)
+    _known(raw, "the config", {"server", "journal", "reader", "readers", "pins", "sound", "cards"})
     server = _table(raw, "server")
+    _known(server, "[server]", {"host", "port", "token"})
     config.host = _value(server, "host", str, config.host)
     config.port = _value(server, "port", int, config.port)
     if not 1 <= config.port <= 65535:
         raise ConfigError(f"'port' in the config must be from 1 to 65535, not {config.port}")
     config.token = _value(server, "token", str, None)
     journal = _table(raw, "journal")
+    _known(journal, "[journal]", {"path"})
     config.db = Path(_value(journal, "path", str, str(config.db)))
     if "readers" in raw:
         if not isinstance(raw["readers"], list) or not all(isinstance(r, dict) for r in raw["readers"]):
@@ -76,11 +81,21 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     config.pins = _table(raw, "pins")
     config.sound = _table(raw, "sound")
     config.cards = _table(raw, "cards")
+    _known(config.cards, "[cards]", {"path"})
     if env.get("COMPANION_TOKEN"):
         config.token = env["COMPANION_TOKEN"]
     if env.get("COMPANION_DB"):
         config.db = Path(env["COMPANION_DB"])
     return config
+
+
+def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:
+    unknown = sorted(set(table) - keys)
+    if unknown:
+        raise ConfigError(
+            f"{where} has unknown keys: {', '.join(unknown)} (known: {', '.join(sorted(keys))}; "
+            "see docs/configuration.md)"
+        )
 
 
 def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:

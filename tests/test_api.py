@@ -211,3 +211,12 @@ def test_a_long_player_name_is_refused(client: Any, daemon: Daemon) -> None:
     )
     assert response.status_code == 409 and "at most 24 characters" in response.get_json()["error"]
     assert journal_length(daemon) == 0
+
+
+def test_a_tap_before_the_missions_names_the_teams_once_punctuated(client: Any) -> None:
+    start(client)
+    response = client.post("/api/taps", json={"card": "spy-team/red-1"}, headers=AUTH)
+    assert response.status_code == 409
+    assert response.get_json()["error"] == (
+        "Choose the missions before playing a card: waiting for C.A.T. and B.I.R.D."
+    )

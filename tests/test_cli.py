@@ -148,3 +148,16 @@ def test_run_keeps_its_token_out_of_its_output(tmp_path: Path) -> None:
         process.terminate()
         output, _ = process.communicate(timeout=5)
     assert "do-not-log-me" not in "".join(lines) + output
+
+
+def test_a_misspelt_key_is_named(tmp_path: Path) -> None:
+    for text, message in (
+        ("[server]\nprot = 80\n", "[server] has unknown keys: prot"),
+        ("[cardz]\npath = 'x'\n", "the config has unknown keys: cardz"),
+        ("[journal]\npaht = 'x'\n", "[journal] has unknown keys: paht"),
+    ):
+        config = tmp_path / "c.toml"
+        config.write_text(text)
+        result = companion("run", "--config", str(config))
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1

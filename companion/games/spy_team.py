@@ -300,7 +300,9 @@ class SpyTeam(Engine[SpyTeamState]):
         waiting = [team.name for team in state.teams if team.mission is None]
         if waiting:
             raise GameError(
-                f"Choose the missions before playing a card: waiting for {' and '.join(waiting)}."
+                # The team names end in a full stop already ("B.I.R.D."): don't add a second one.
+                f"Choose the missions before playing a card: waiting for {' and '.join(waiting)}".rstrip(".")
+                + "."
             )
         turn = self.turn(state)
         assert turn is not None  # playing, missions chosen
