@@ -17,7 +17,7 @@ from companion.feedback import Feedback
 from companion.games import build_engines
 from companion.games.base import GameError
 from companion.journal import Journal
-from companion.pins import choose_pin_factory
+from companion.pins import choose_pin_factory, pin_map, reader_pins
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
 from companion.table import Table
@@ -30,6 +30,7 @@ class Daemon:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        pin_map(config.pins, reserved=reader_pins(config.readers))  # no button or LED on the reader's UART
         engines = build_engines(load_catalog())
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = Journal(config.db)

@@ -225,6 +225,9 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
         integrity = journal.check()
         if integrity != "ok":
             return [*checks, fail("journal", f"SQLite integrity check of {db}: {integrity}", backup)]
+        tables = _tables(journal)
+        if "entries" not in tables:  # the daemon creates its tables on start: nothing is lost
+            return [*checks, _without_entries(db, tables)]
         summary, last = _fold(journal)
         recoveries = journal.recoveries()
     except JournalError as error:  # an entry that is not JSON, an input the rules refuse
@@ -249,6 +252,23 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
         fix = "nothing was lost; if it happens again, check the power supply and the SD card"
         checks.append(warn("journal", text, fix) if _recent(at) else ok("journal", text))
     return checks
+
+
+def _tables(journal: Any) -> list[str]:
+    """The tables in the journal's file, through its own read-only connection."""
+    rows = journal._db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    return [str(name) for (name,) in rows.fetchall() if not str(name).startswith("sqlite_")]
+
+
+def _without_entries(db: Path, tables: list[str]) -> Check:
+    """A journal file with no entries table: empty (0 bytes, or no tables), or some other database."""
+    if not tables or set(tables) <= {"recoveries"}:
+        return ok("journal", f"{db}: empty journal (no entries yet): the daemon sets it up on its next start")
+    return warn(
+        "journal",
+        f"{db} holds no journal entries, only the tables {', '.join(tables)}: is it the journal?",
+        "check path in [journal]; the daemon would add its entries table to this file",
+    )
 
 
 def _fold(journal: Any) -> tuple[str, int]:
@@ -416,11 +436,10 @@ def probe_nfc(path: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
 def check_pins(config: Config) -> list[Check]:
     from companion import pins
 
-    try:
-        if hasattr(pins, "pin_map"):
-            pins.pin_map(config.pins)
+    try:  # GPIO 14/15 count as taken when a reader is on the UART
+        pins.pin_map(config.pins, reserved=pins.reader_pins(config.readers))
     except ConfigError as error:
-        return [fail("pins", str(error), "fix [pins] in the config, see hardware/")]
+        return [fail("pins", str(error), "fix [pins] in the config, see hardware/README.md")]
     factory, name = pins.choose_pin_factory(force_mock=config.mock_pins)
     with contextlib.suppress(Exception):  # only looked at: nothing of it is in use
         factory.close()

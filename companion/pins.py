@@ -6,15 +6,18 @@ One log line says which.
 
 The pin map is the `[pins]` table of the config, laid over `DEFAULT_PINS` (BCM numbers, see
 `hardware/README.md`). A pin set to `false` (or an empty list) leaves that part out of the build.
+`reader_pins` names the GPIOs a configured reader holds (14 and 15 for a PN532 on the Pi's UART), so
+`pin_map(..., reserved=...)` can refuse a button or LED wired onto them.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 import warnings
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,8 @@ from companion.config import ConfigError
 log = logging.getLogger(__name__)
 
 # BCM numbers. They keep clear of I2C (2, 3), SPI0 (7-11) and the UART (14, 15) that a PN532 reader
-# uses; the buzzer sits on GPIO 18, a hardware-PWM pin, for the cleanest tones.
+# uses. The buzzer's tones are software-timed PWM (lgpio's tx_pwm under gpiozero), which any GPIO can
+# do: GPIO 18 is only where the wiring guide puts it.
 DEFAULT_PINS: dict[str, Any] = {
     "seat_leds": [5, 6, 13, 19, 26],  # seat 0..4, one LED each
     "status_led": [16, 20, 21],  # RGB status LED: red, green, blue legs
@@ -44,9 +48,36 @@ MAX_SEATS = 5
 PIN_LISTS = ("seat_leds", "status_led", "seat_buttons")
 PIN_SCALARS = ("buzzer", "next_button", "undo_button")
 
+UART_PINS = (14, 15)  # GPIO 14 (TXD, header pin 8) and 15 (RXD, header pin 10): the Pi's UART
+# nfcpy paths of a serial port on GPIO 14/15: tty:AMA0 (the full UART; on a Pi 5 the only one there),
+# tty:S0 (a Pi 3/4's mini UART), and the globs tty:AMA / tty:S that nfcpy widens to every ttyAMA* /
+# ttyS*, those two included.
+_UART_READER = re.compile(r"^tty:(AMA0?|S0?)(:|$)")
+# Physical pin -> BCM GPIO on the 40-pin header, for gpiozero's "BOARD8" and "J8:8" pin names.
+_HEADER = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24, 19: 10}
+_HEADER |= {21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19}
+_HEADER |= {36: 16, 37: 26, 38: 20, 40: 21}
 
-def pin_map(pins: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The config's `[pins]` over the defaults, checked: every pin used once, lists not too long.
+
+def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
+    """The GPIOs the configured readers hold, each with why: 14 and 15 for a reader on the Pi's UART.
+
+    `readers` is the config's reader tables (`Config.readers`). "auto" reserves nothing: it takes
+    whichever reader answers, and a build that wires a button to GPIO 14 has no PN532 there.
+    """
+    for reader in readers:
+        device = str(reader.get("device", ""))
+        if _UART_READER.match(device):
+            why = f"the reader on the UART ({device})"
+            return dict.fromkeys(UART_PINS, why)
+    return {}
+
+
+def pin_map(
+    pins: Mapping[str, Any] | None = None, reserved: Mapping[int, str] | None = None
+) -> dict[str, Any]:
+    """The config's `[pins]` over the defaults, checked: every pin used once, lists not too long, and
+    none of the `reserved` GPIOs (BCM number -> what holds it, e.g. from `reader_pins`) in use.
 
     Lists come back as lists (empty when left out), single pins as a pin or None (left out).
     """
@@ -77,15 +108,32 @@ def pin_map(pins: Mapping[str, Any] | None = None) -> dict[str, Any]:
     for key in ("undo_hold", "button_bounce"):
         if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
             raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
+    held = {str(pin): why for pin, why in (reserved or {}).items()}
     used: dict[str, str] = {}
     for key in (*PIN_LISTS, *PIN_SCALARS):
         value = merged[key]
         for pin in value if isinstance(value, list) else [value] if value is not None else []:
-            name = str(pin).upper().removeprefix("GPIO").removeprefix("BCM")
+            name = _bcm_name(pin)
+            if name in held:
+                raise ConfigError(
+                    f"[pins] {key} is on GPIO {name}, which {held[name]} uses: move it to a free GPIO "
+                    "(see hardware/README.md), or the reader to USB"
+                )
             if name in used:
                 raise ConfigError(f"[pins] GPIO {pin} is used twice: by {used[name]} and by {key}")
             used[name] = key
     return merged
+
+
+def _bcm_name(pin: int | str) -> str:
+    """The BCM number of a pin as text ("17" for 17, "GPIO17", "BCM17", "BOARD11" or "J8:11"); any
+    other name gpiozero knows comes back as it is, upper-cased."""
+    name = str(pin).upper().removeprefix("GPIO").removeprefix("BCM")
+    for prefix in ("BOARD", "J8:"):
+        number = name.removeprefix(prefix)
+        if number != name and number.isdigit() and int(number) in _HEADER:
+            return str(_HEADER[int(number)])
+    return name
 
 
 def _is_pin(value: Any) -> bool:

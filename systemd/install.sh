@@ -26,9 +26,10 @@ MODPROBE_DIR=/etc/modprobe.d
 LINK=/usr/local/bin/companion
 MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv and the unit
 SERVICE_USER=companion
-# gpio: /dev/gpiochip* and /dev/gpiomem; plugdev: USB readers; dialout: serial (PN532 on the UART);
-# i2c, spi: readers on those buses. Only the groups that exist on this system are used.
-DEVICE_GROUPS=(gpio plugdev dialout i2c spi)
+# gpio: /dev/gpiochip* and /dev/gpiomem (the pins); plugdev: USB readers (the udev rule);
+# dialout: serial readers (a PN532 on the UART). No i2c or spi: nfcpy drives no reader on those buses.
+# Only the groups that exist on this system are used.
+DEVICE_GROUPS=(gpio plugdev dialout)
 PORT=8000
 APT=1
 DESTDIR=${DESTDIR:-}
@@ -67,10 +68,13 @@ if [ "$DRY_RUN" = 1 ] && [ -z "$DESTDIR" ]; then
 fi
 
 say() { printf 'install: %s\n' "$*"; }
-# A command that changes the system: run it, or in a dry run only show it.
+# A command that changes the system: run it, or in a dry run only show it, shell-quoted so that the
+# line shown can be pasted (--comment Table\ Companion).
 run() {
 	if [ "$DRY_RUN" = 1 ]; then
-		printf '+ %s\n' "$*"
+		printf '+'
+		printf ' %q' "$@"
+		printf '\n'
 	else
 		"$@"
 	fi

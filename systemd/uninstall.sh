@@ -41,9 +41,11 @@ if [ "$DRY_RUN" = 1 ] && [ -z "$DESTDIR" ]; then
 fi
 
 say() { printf 'uninstall: %s\n' "$*"; }
-run() {
+run() { # in a dry run, show the command shell-quoted, as install.sh does
 	if [ "$DRY_RUN" = 1 ]; then
-		printf '+ %s\n' "$*"
+		printf '+'
+		printf ' %q' "$@"
+		printf '\n'
 	else
 		"$@"
 	fi

@@ -222,3 +222,56 @@ def test_a_recorded_recovery_is_news_for_a_week(
             else ""
         )
     ]
+
+
+def test_an_empty_journal_file_is_fine_as_the_daemon_starts_on_it(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    db.touch()  # 0 bytes: a SQLite file without tables, no "entries" yet
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 0, lines
+    assert only(lines, "journal").startswith(f"ok   journal: {db}: empty journal (no entries yet)")
+    assert db.stat().st_size == 0  # doctor wrote nothing
+    table = Table(Journal(db), build_engines(load_catalog()))  # and the daemon opens it as doctor says
+    assert table.view().get("game") is None and list(table.journal.entries()) == []
+    table.journal.close()
+
+
+def test_another_database_at_the_journal_path_is_a_warning(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE cards (uid TEXT, card TEXT)")
+    conn.close()
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 0
+    journal = only(lines, "journal")
+    assert journal.startswith(f"warn journal: {db} holds no journal entries, only the tables cards")
+    assert "-> fix: check path in [journal]" in journal
+
+
+def uart_config(tmp_path: Path, pins: str = "") -> Path:
+    return write_config(
+        tmp_path, f'[server]\ntoken = "t"\n[reader]\ndevice = "tty:AMA0:pn532"\n[pins]\n{pins}'
+    )
+
+
+def test_a_button_on_the_uart_of_a_serial_reader_fails(tmp_path: Path, capsys: Any) -> None:
+    config = uart_config(tmp_path, "next_button = 14\n")
+    status, lines = run_doctor(
+        capsys, "--config", str(config), "--db", str(tmp_path / "j.db"), "--port", str(free_port())
+    )
+    assert status == 1
+    pins = only(lines, "pins")
+    assert pins.startswith("FAIL pins: [pins] next_button is on GPIO 14, which the reader on the UART")
+    assert "tty:AMA0:pn532" in pins
+
+
+def test_the_default_pins_leave_the_uart_to_a_serial_reader(tmp_path: Path, capsys: Any) -> None:
+    _, lines = run_doctor(
+        capsys, "--config", str(uart_config(tmp_path)), "--db", str(tmp_path / "j.db"),
+        "--port", str(free_port()),
+    )  # fmt: skip
+    assert only(lines, "pins").split()[0] in ("ok", "warn")  # warn here: no GPIO, mock pins

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -15,7 +16,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.config import ConfigError, load_config
 from companion.feedback import Feedback, Sound
-from companion.pins import DEFAULT_PINS, choose_pin_factory, pin_map, prepare_lgpio_dir
+from companion.pins import DEFAULT_PINS, choose_pin_factory, pin_map, prepare_lgpio_dir, reader_pins
 
 HARDWARE = Path(__file__).resolve().parent.parent / "hardware"
 
@@ -141,7 +142,7 @@ def test_the_defaults_use_every_pin_once_and_leave_the_uart_free() -> None:
     used += [pins["buzzer"], pins["next_button"], pins["undo_button"]]
     assert len(used) == len(set(used)) == 16
     assert not {2, 3, 7, 8, 9, 10, 11, 14, 15} & set(used)  # I2C, SPI0, UART (a PN532 reader)
-    assert pins["buzzer"] in (12, 13, 18, 19)  # a hardware-PWM pin
+    # The buzzer may sit on any GPIO: gpiozero's tones are software PWM (lgpio's tx_pwm), not PWM0/1.
 
 
 def test_false_or_an_empty_list_leaves_a_part_out() -> None:
@@ -168,6 +169,37 @@ def test_a_wrong_pin_map_is_a_config_error(pins: dict[str, Any], message: str) -
         pin_map(pins)
 
 
+@pytest.mark.parametrize("device", ["tty:AMA0:pn532", "tty:S0:pn532", "tty:AMA0", "tty:AMA:pn532", "tty:S"])
+def test_a_reader_on_the_uart_holds_gpio_14_and_15(device: str) -> None:
+    held = reader_pins([{"device": "virtual"}, {"device": device, "seat": 1}])
+    assert sorted(held) == [14, 15] and device in held[14]
+    assert pin_map(None, reserved=held) == pin_map(None)  # the defaults keep clear of the UART
+    for pins in (
+        {"next_button": 14},
+        {"seat_buttons": [17, 15]},
+        {"buzzer": "GPIO14"},
+        {"buzzer": "BOARD10"},
+    ):
+        with pytest.raises(ConfigError, match=r"is on GPIO 1[45], which the reader on the UART"):
+            pin_map(pins, reserved=held)
+
+
+@pytest.mark.parametrize(
+    "device", ["auto", "usb", "usb:054c:06c1", "virtual", "udp:127.0.0.1:5000", "tty:USB0:pn532", "tty:AMA10"]
+)
+def test_other_readers_leave_gpio_14_and_15_free(device: str) -> None:
+    held = reader_pins([{"device": device}])
+    assert held == {}
+    assert pin_map({"next_button": 14, "undo_button": 15}, reserved=held)["next_button"] == 14
+
+
+def test_header_pin_names_count_as_their_gpio() -> None:
+    with pytest.raises(ConfigError, match="used twice"):
+        pin_map({"buzzer": "BOARD11"})  # header pin 11 is GPIO 17, seat 1's button
+    with pytest.raises(ConfigError, match="used twice"):
+        pin_map({"buzzer": "J8:32"})  # header pin 32 is GPIO 12, Undo
+
+
 def test_the_example_config_loads_and_drives_mock_pins() -> None:
     config = load_config(HARDWARE / "companion.example.toml", env={})
     assert config.readers == [{"device": "auto"}] and config.token
@@ -186,6 +218,29 @@ def test_the_mat_marks_the_tap_zone_every_seat_and_next_and_undo() -> None:
     text = " ".join(element.text or "" for element in svg.iter())
     for pin in [*DEFAULT_PINS["seat_leds"], *DEFAULT_PINS["seat_buttons"]]:
         assert f"GPIO {pin}" in text  # the mat names the defaults of [pins]
+
+
+def test_the_mat_drills_the_holes_the_parts_list_buttons_need() -> None:
+    svg = ElementTree.parse(HARDWARE / "mat.svg").getroot()
+    holes = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "cut"]
+    assert len(holes) == 7  # five seats, Next and Undo
+    assert {float(hole.get("r", 0)) * 2 for hole in holes} == {16.0}  # mm: the viewBox is the page in mm
+    text = " ".join(element.text or "" for element in svg.iter())
+    assert "16 mm holes" in text and "20 mm" not in text
+    parts = (HARDWARE / "parts.md").read_text(encoding="utf-8")
+    [buttons] = [line for line in parts.splitlines() if "push button" in line]
+    assert "16 mm panel mount" in buttons
+    assert "16 mm hole" in (HARDWARE / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_pin_table_gives_each_gpio_its_header_pin() -> None:
+    from companion.pins import _HEADER
+
+    readme = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| [^|]+ \| (\d+) \| (\d+) \| `", readme, flags=re.M)
+    assert len(rows) == 16  # every part of the default build
+    for gpio, header in rows:
+        assert _HEADER[int(header)] == int(gpio), (gpio, header)
 
 
 def test_the_udev_rule_and_blacklist_cover_nfcpy_usb_readers() -> None:

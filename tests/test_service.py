@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -288,9 +289,13 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
     assert str(config.db) == "/var/lib/companion/journal.db"
 
     assert any(c.startswith("useradd --system") and c.endswith(" companion") for c in planned)
-    for group in ("gpio", "plugdev", "dialout", "i2c", "spi"):
+    # Each line shown can be pasted into a shell: arguments with spaces come out quoted.
+    [useradd] = [shlex.split(c) for c in planned if c.startswith("useradd ")]
+    assert useradd[useradd.index("--comment") + 1] == "Table Companion" and useradd[-1] == "companion"
+    for group in ("gpio", "plugdev", "dialout"):  # pins, USB readers, serial readers
         exists = subprocess.run(["getent", "group", group], capture_output=True).returncode == 0
         assert (f"usermod -aG {group} companion" in planned) == exists, group
+    assert not [c for c in planned if c.startswith(("usermod -aG i2c", "usermod -aG spi"))]  # no reader
     assert "python3 -m venv --system-site-packages /opt/companion" in planned
     assert f"/opt/companion/bin/pip install --no-cache-dir --upgrade {source}" in planned
     assert "chown root:companion /etc/companion/companion.toml" in planned
