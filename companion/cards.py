@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from companion.catalog import Card, GameData, load_catalog
 from companion.config import Config, ConfigError, load_config
 from companion.cues import Cue
+from companion.doctor import INSTALLED_CONFIG, _config_path
 from companion.readers.health import LinkWatch
 from companion.registry import Registry, RegistryConflict, RegistryError, normalize_uid, registry_path
 
@@ -40,6 +41,8 @@ class TagLike(Protocol):
 
     uid: str
     card: str | None  # the card id written on the tag, if any
+    # (optional) why the last `write` returned False, e.g. "the tag holds 16 bytes, ... needs 21"
+    # write_error: str | None
 
     @property
     def writable(self) -> bool: ...
@@ -70,6 +73,7 @@ class EnrollResult:
     uid: str | None = None
     wrote: bool = False  # the card id was written to the tag just now
     message: str = ""
+    warning: str = ""  # enrolled, but not all of it: the card id could not be written on the tag
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,7 @@ class EnrollResult:
             "uid": self.uid,
             "wrote": self.wrote,
             "message": self.message,
+            "warning": self.warning,
         }
 
 
@@ -93,6 +98,7 @@ def enroll_tag(registry: Registry, tag: TagLike, card: Card, *, force: bool = Fa
     if other is not None and not force:
         return refused(f"This tag is already {other}: tap {card.name}'s own tag, or force it.")
     wrote = False
+    warning = ""
     if tag.card != card.id:
         if tag.writable:
             wrote = tag.write(card.id)
@@ -100,11 +106,17 @@ def enroll_tag(registry: Registry, tag: TagLike, card: Card, *, force: bool = Fa
                 return refused(
                     f"This tag says {tag.card} and could not be rewritten; keep it still and retry."
                 )
+            if not wrote:  # a blank tag that did not take the id: its UID is enough to play it
+                why = getattr(tag, "write_error", None) or "the write did not take"
+                warning = f"the card id could not be written on the tag ({why})"
         elif tag.card is not None:
             return refused(f"This tag is read-only and says {tag.card}; it cannot become {card.name}.")
     registry.register(tag.uid, card.id, ndef=wrote or tag.card == card.id, force=True)
-    how = "card id written, UID registered" if wrote else "UID registered"
-    return EnrollResult("enrolled", card.id, card.name, tag.uid, wrote, f"{card.name}: {how}.")
+    if warning:
+        message = f"{card.name}: UID registered, but {warning}; the UID alone is enough to play it."
+    else:
+        message = f"{card.name}: {'card id written, UID registered' if wrote else 'UID registered'}."
+    return EnrollResult("enrolled", card.id, card.name, tag.uid, wrote, message, warning)
 
 
 class Enrollment:
@@ -234,6 +246,7 @@ class CardDesk:
         data = self.catalog.get(game)
         if data is None:
             raise EnrollError(f"Unknown game {game!r}: choose one of {', '.join(sorted(self.catalog))}.")
+        self.registry.ensure_writable()  # a damaged or read-only registry: say so now, not at each tag
         with self._lock:
             session = Enrollment(data, self.registry, missing=missing, force=force)
             self.session = session
@@ -269,8 +282,24 @@ class CardDesk:
         session = self.session
         return None if session is None else session.progress()
 
+    @property
+    def running(self) -> bool:
+        """A session is walking through a deck: taps must not reach the game."""
+        session = self.session
+        return session is not None and not session.finished
+
+    @property
+    def nfc_readers(self) -> int:
+        """The readers a session can take tags from (the virtual mat has no tags)."""
+        return sum(hasattr(reader, "intercept") for reader in self.readers)
+
+    def health(self) -> dict[str, Any]:
+        """The registry's part of /healthz: "ok", or "damaged: <file>: <cause>", "read-only: ..."."""
+        return {"registry": self.registry.health()}
+
     def summary(self) -> dict[str, Any]:
-        """Per game: how many cards have a tag, and which do not; every registered tag."""
+        """Per game: how many cards have a tag, and which do not; every registered tag; the session;
+        the registry's state and how many NFC readers can enroll."""
         entries = self.registry.entries()
         have = {entry.card for entry in entries}
         names = {card.id: card.name for data in self.catalog.values() for card in data.cards.values()}
@@ -287,7 +316,13 @@ class CardDesk:
                 }
             )
         tags = [{**entry.to_json(), "name": names.get(entry.card, entry.card)} for entry in entries]
-        return {"games": games, "tags": tags, "session": self.progress()}
+        return {
+            "games": games,
+            "tags": tags,
+            "session": self.progress(),
+            "registry": self.registry.health(),
+            "nfc_readers": self.nfc_readers,
+        }
 
     def _offer(self, tag: TagLike) -> EnrollResult | None:
         session = self.session
@@ -318,15 +353,32 @@ class CardDesk:
 
 
 def add_cards_commands(subparsers: Any) -> None:
-    """Add `companion cards ...` to the `companion` command's subparsers."""
-    cards = subparsers.add_parser(
-        "cards", help="enroll the NFC tags of a box of cards, list and back them up"
+    """Add `companion cards ...` to the `companion` command's subparsers. `--config` and `--cards-db`
+    go before or after the action (`companion cards --cards-db X list`, `... list --cards-db X`)."""
+    # SUPPRESS: an option left out after the action must not undo the same option given before it.
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument(
+        "--config",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help=f"the TOML config file (default: {INSTALLED_CONFIG} if it exists), for [cards] and the reader",
     )
-    cards.add_argument("--config", type=Path, help="a TOML config file (for [cards] path and the reader)")
-    cards.add_argument("--cards-db", type=Path, help="the card registry (default: from the config)")
+    where.add_argument(
+        "--cards-db",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="the card registry (default: the config's [cards] path, else cards.db beside the journal)",
+    )
+    cards = subparsers.add_parser(
+        "cards", parents=[where], help="enroll the NFC tags of a box of cards, list and back them up"
+    )
     commands = cards.add_subparsers(required=True, metavar="action")
 
-    enroll = commands.add_parser("enroll", help="tap a game's cards one by one to give each tag its card")
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = commands.add_parser(name, parents=[where], help=text)
+        return parser
+
+    enroll = action("enroll", "tap a game's cards one by one to give each tag its card")
     enroll.add_argument("--game", required=True, help="the game whose deck to enroll, e.g. spy-team")
     enroll.add_argument("--device", help="the nfcpy reader path (default: the config's reader, else auto)")
     enroll.add_argument("--missing", action="store_true", help="only the cards that have no tag yet")
@@ -336,27 +388,35 @@ def add_cards_commands(subparsers: Any) -> None:
     )
     enroll.set_defaults(command=cmd_enroll)
 
-    listing = commands.add_parser("list", help="the registered tags, and the cards that still have none")
+    listing = action("list", "the registered tags, and the cards that still have none")
     listing.add_argument("--game", help="only this game")
     listing.set_defaults(command=cmd_list)
 
-    export = commands.add_parser("export", help="write the registry as JSON (a backup of the box)")
+    export = action("export", "write the registry as JSON (a backup of the box)")
     export.add_argument("file", nargs="?", type=Path, help="where to write (default: standard output)")
     export.set_defaults(command=cmd_export)
 
-    load = commands.add_parser("import", help="load a JSON export")
+    load = action("import", "load a JSON export")
     load.add_argument("file", type=Path, help="the export ('-' for standard input)")
     load.add_argument("--force", action="store_true", help="replace tags registered to another card")
     load.set_defaults(command=cmd_import)
 
-    forget = commands.add_parser("forget", help="remove a tag from the registry")
+    forget = action("forget", "remove a tag from the registry")
     forget.add_argument("uid", help="the tag's UID in hex")
     forget.set_defaults(command=cmd_forget)
 
 
-def _open_registry(args: argparse.Namespace) -> tuple[Config, Registry]:
-    config = load_config(args.config)
-    return config, Registry(args.cards_db or registry_path(config))
+def _open_registry(args: argparse.Namespace, *, read_only: bool = False) -> tuple[Config, Registry]:
+    """The config (the installed one by default, as for `companion doctor`) and its registry.
+    `read_only` (list, export) never creates one: a registry not there yet has no tags."""
+    config = load_config(_config_path(getattr(args, "config", None)))
+    path = Path(getattr(args, "cards_db", None) or registry_path(config)).absolute()
+    if not read_only:
+        return config, Registry(path)
+    if not path.exists():
+        print(f"no card registry at {path} yet: no tag is enrolled", file=sys.stderr)
+        return config, Registry.empty(path)
+    return config, Registry(path, read_only=True)
 
 
 def _game(catalog: dict[str, GameData], game: str) -> GameData:
@@ -392,7 +452,8 @@ def cmd_enroll(args: argparse.Namespace) -> int:
         reader: NfcReader = settings.reader(watch=_PrintWatch())
         reader.intercept = session.offer
         what = "the cards without a tag" if args.missing else "every card"
-        print(f"Enrolling {what} of {data.title} on {device}: tap each card when asked (Ctrl-C stops).")
+        print(f"Enrolling {what} of {data.title} on {device} into {registry.path}.")
+        print("Tap each card when asked (Ctrl-C stops).")
         reader.start(lambda **tap: None)
         try:
             _follow(session)
@@ -417,7 +478,10 @@ def _follow(session: Enrollment) -> None:
             last = progress["last"]
             if last is not None:
                 tag = f" (tag {last['uid']})" if last["uid"] else ""
-                print(f"  {'ok' if last['status'] == 'enrolled' else last['status']}: {last['message']}{tag}")
+                status = last["status"]
+                if status == "enrolled":
+                    status = "warn" if last["warning"] else "ok"
+                print(f"  {status}: {last['message']}{tag}")
             if progress["finished"]:
                 print(bar(progress["position"], progress["total"]), "all done.")
                 return
@@ -438,12 +502,14 @@ class _PrintWatch(LinkWatch):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    _, registry = _open_registry(args)
+    _, registry = _open_registry(args, read_only=True)
     try:
         catalog = load_catalog()
         games = [_game(catalog, args.game)] if args.game else list(catalog.values())
         entries = registry.entries(args.game)
         names = {card.id: card.name for data in catalog.values() for card in data.cards.values()}
+        if entries:
+            print(f"Card registry {registry.path}:")
         for entry in entries:
             how = "ndef+uid" if entry.ndef else "uid"
             name = names.get(entry.card, "?")
@@ -460,7 +526,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    _, registry = _open_registry(args)
+    _, registry = _open_registry(args, read_only=True)
     try:
         text = json.dumps(registry.export(), indent=2) + "\n"
     finally:

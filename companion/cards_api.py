@@ -2,7 +2,8 @@
 
 Every call is a control call (`Authorization: Bearer <token>`). Errors are `{"error": "..."}`:
 400 a malformed request, 404 no such card or tag, 409 a tag that belongs to another card,
-503 a daemon without a registry.
+503 a registry that cannot be written (damaged, a read-only disk: the message names the file and
+the cause) or a daemon without one.
 
     GET    /api/cards                  per game: cards with / without a tag; every tag; the session
     POST   /api/cards/enroll           {"uid", "card", "force"?}: register one tag (an unknown tag's
@@ -13,9 +14,15 @@ Every call is a control call (`Authorization: Bearer <token>`). Errors are `{"er
     POST   /api/cards/session          {"game", "missing"?, "force"?}: walk through a deck; while it
                                        runs the NFC readers enroll tags instead of playing them
     GET    /api/cards/session          its progress ({"session": null} when none runs)
-    POST   /api/cards/session/tap      {"uid"}: a tag for the session from the virtual mat
+    POST   /api/cards/session/tap      {"uid"}: a tag for the session, by its UID typed in (the
+                                       virtual mat has no tags: it cannot enroll)
     POST   /api/cards/session/skip     leave the current card for later
     DELETE /api/cards/session          stop it (what was enrolled stays)
+
+While a session runs, `POST /api/taps` (the virtual mat, or a script) is refused with 409: no tap
+reaches the game during an enrollment, from a reader or from the page. (`GET /healthz` carries
+`"registry"` from `Daemon.health`: "ok", "damaged: <file>: <cause>" or "read-only: ...". It does not
+make `ok` false: the game still plays; `companion doctor` FAILs it.)
 """
 
 from __future__ import annotations
@@ -58,6 +65,23 @@ def not_found(exc: EnrollError) -> tuple[Response, int]:
 @cards_api.errorhandler(RegistryError)
 def unavailable(exc: Exception) -> tuple[Response, int]:
     return error(str(exc), 503)
+
+
+@cards_api.before_app_request
+def no_taps_while_enrolling() -> Any:
+    """During an enrollment the table takes no tap: the readers hand their tags to the session,
+    and the virtual mat (which has no tag to give) is refused, after the token check as usual."""
+    if request.method != "POST" or request.path != "/api/taps":
+        return None
+    cards = current_app.extensions.get(EXTENSION)
+    session = None if cards is None else cards.session
+    if session is None or session.finished:
+        return None
+    message = (
+        f"An enrollment of {session.data.title} is running: taps do not reach the game. "
+        "Stop it in Cards and tags to play."
+    )
+    return control(lambda: error(message, 409))()
 
 
 def text_field(body: dict[str, Any], key: str) -> str:

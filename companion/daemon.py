@@ -67,6 +67,7 @@ class Daemon:
             "gpio": self.gpio,
             "sse_clients": self.broker.clients,
             "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
+            **self.cards.health(),  # the card registry: "ok", or damaged / read-only and why
         }
 
     def close(self) -> None:

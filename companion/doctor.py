@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.config import Config, ConfigError, load_config
+from companion.registry import check_registry, registry_path
 
 INSTALLED_CONFIG = Path("/etc/companion/companion.toml")  # where systemd/install.sh puts it
 SERVICE_USER = "companion"
@@ -154,6 +155,7 @@ def run_checks(config_path: Path | None, db: Path | None = None, port: int | Non
         lambda: [port_check],
         lambda: check_readers(config, health),
         lambda: check_pins(config),
+        lambda: [Check("registry", *check_registry(registry_path(config)))],
         lambda: check_service(),
     ):
         try:

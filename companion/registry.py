@@ -8,6 +8,11 @@ It is its own SQLite file, `cards.db` next to the journal unless `[cards] path` 
 because a box of cards outlives any game: the journal may be thrown away (as `companion demo` does)
 or moved, the enrolled box must stay. The daemon, the `companion cards` command and the tablet may
 use it at the same time (WAL: one writer at a time, readers never blocked).
+
+A registry the daemon cannot use (damaged, or on a disk gone read-only) does not stop the table: the
+daemon runs with it read-only, or empty, says so once in its log, and every enrollment is refused
+with the file's name and the cause (`Registry.problem`, `Registry.health()`); `check_registry` is
+the same diagnosis for `companion doctor`.
 """
 
 from __future__ import annotations
@@ -40,6 +45,13 @@ _UID = re.compile(r"^[0-9a-f]{8,20}$")  # 4 to 10 bytes: NFC-A UIDs, FeliCa IDm 
 class RegistryError(JournalError):
     """The registry cannot be read or written; the message says what to do. A JournalError, so the
     command line reports it like any other database it cannot open."""
+
+
+DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # SQLite's words for a file that is not (all) a database
+
+
+def _damaged(error: BaseException | None) -> bool:
+    return getattr(error, "sqlite_errorname", None) in DAMAGED
 
 
 class RegistryConflict(Exception):
@@ -85,11 +97,15 @@ def utc_now() -> str:
 
 
 class Registry:
-    """UID -> card id, in one SQLite file. Thread-safe: the reader threads look up, the web enrolls."""
+    """UID -> card id, in one SQLite file. Thread-safe: the reader threads look up, the web enrolls.
+
+    `problem`, when set, says why it cannot be written ("damaged: ...", "read-only: ..."): every
+    write is then refused with it. A registry opened `read_only` on purpose has none."""
 
     def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = str(path)
         self.read_only = read_only
+        self.problem: str | None = None
         self._lock = threading.Lock()
         try:
             if read_only and self.path != ":memory:":
@@ -107,27 +123,73 @@ class Registry:
             self._db.execute("PRAGMA synchronous=FULL")  # an enrolled tag must survive a power cut
             self._db.execute(SCHEMA)
         except (sqlite3.Error, OSError) as error:
+            if _damaged(error):
+                raise RegistryError(f"the card registry {self.path} is damaged ({error})") from error
             raise RegistryError(f"cannot open the card registry {self.path}: {error}") from error
 
     @classmethod
+    def empty(cls, path: Path | str, problem: str | None = None) -> Registry:
+        """No tag at all, read-only, in memory; named after `path` (a registry that does not exist
+        yet, or one that cannot be used: `problem` says why)."""
+        registry = cls(":memory:")
+        registry.path, registry.read_only, registry.problem = str(path), True, problem
+        return registry
+
+    @classmethod
     def for_daemon(cls, path: Path | str) -> Registry:
-        """The registry for a daemon, which must run even if it cannot be written (a disk gone
-        read-only): then read-only, or as a last resort empty; enrolling is refused either way."""
+        """The registry for a daemon, which must run even if it cannot use it: on a disk gone
+        read-only, read-only; damaged, read-only if SQLite still reads it, else empty. Either way
+        enrolling is refused with the file and the cause, and the log says it once."""
         try:
-            return cls(path)
+            registry = cls(path)
+            verdict = registry.integrity()
+            if verdict == "ok":
+                return registry
+            registry.close()
+            cause = f"SQLite integrity check: {verdict}"
+            damaged = True
         except RegistryError as error:
-            log.warning("%s", error)
+            cause = str(error.__cause__ or error)
+            damaged = _damaged(error.__cause__)
+        state = "damaged" if damaged else "read-only" if Path(path).exists() else "unavailable"
+        problem = f"{state}: {path}: {cause}"
+        registry = None
         if Path(path).exists():
             try:
                 registry = cls(path, read_only=True)
-                log.warning("the card registry %s is read-only: enrolling is off", path)
-                return registry
-            except RegistryError as error:
-                log.warning("%s", error)
-        log.warning("no card registry: tags without a card id on them are unknown, enrolling is off")
-        registry = cls(":memory:")
-        registry.read_only = True
+                registry.problem = problem
+                lookups = "tags enrolled before still play"
+            except RegistryError:
+                pass
+        if registry is None:
+            registry = cls.empty(path, problem)
+            lookups = "tags without a card id on them are unknown"
+        if damaged:
+            log.error(
+                "the card registry %s is damaged (%s): %s, enrolling is off. Restore a backup "
+                "(move the file away, then `companion cards import`), see docs/nfc.md",
+                path,
+                cause,
+                lookups,
+            )
+        else:
+            log.warning(
+                "the card registry %s cannot be written (%s): %s, enrolling is off", path, cause, lookups
+            )
         return registry
+
+    def health(self) -> str:
+        """For /healthz: "ok", or what is wrong ("damaged: <file>: <cause>", "read-only: ...")."""
+        return self.problem or "ok"
+
+    def integrity(self) -> str:
+        """SQLite's quick check of the file: "ok", or what it found."""
+        try:
+            with self._lock:
+                rows = self._db.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.Error as error:
+            return str(error)
+        return "; ".join(str(row[0]) for row in rows[:3]) or "ok"
 
     def lookup(self, uid: str) -> str | None:
         """The card a tag belongs to, or None (also for a malformed UID: it is simply unknown)."""
@@ -135,8 +197,12 @@ class Registry:
             key = normalize_uid(uid)
         except ValueError:
             return None
-        with self._lock:
-            row = self._db.execute("SELECT card FROM tags WHERE uid = ?", (key,)).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT card FROM tags WHERE uid = ?", (key,)).fetchone()
+        except sqlite3.Error as error:  # a damaged registry, still read: this tag is unknown
+            log.warning("looking up tag %s in the card registry %s failed: %s", key, self.path, error)
+            return None
         return None if row is None else str(row[0])
 
     def entry(self, uid: str) -> TagEntry | None:
@@ -151,7 +217,7 @@ class Registry:
         """Map a tag to a card. A tag registered to another card raises RegistryConflict unless
         `force`; registering it again to the same card only refreshes its `ndef` flag."""
         key = normalize_uid(uid)
-        self._writable()
+        self.ensure_writable()
         with self._lock:
             row = self._db.execute("SELECT card FROM tags WHERE uid = ?", (key,)).fetchone()
             if row is not None and row[0] != card and not force:
@@ -168,7 +234,7 @@ class Registry:
 
     def forget(self, uid: str) -> bool:
         key = normalize_uid(uid)
-        self._writable()
+        self.ensure_writable()
         with self._lock:
             cursor = self._db.execute("DELETE FROM tags WHERE uid = ?", (key,))
         return cursor.rowcount > 0
@@ -235,6 +301,36 @@ class Registry:
         with self._lock:
             self._db.close()
 
-    def _writable(self) -> None:
+    def ensure_writable(self) -> None:
+        """Raise RegistryError, saying why, if this registry cannot be written."""
+        if self.problem:
+            raise RegistryError(f"Enrolling is off: the card registry is {self.problem}. See docs/nfc.md.")
         if self.read_only:
-            raise RegistryError(f"the card registry {self.path} cannot be written (read-only disk?)")
+            raise RegistryError(f"the card registry {self.path} is open read-only: enrolling is off")
+
+
+def check_registry(path: Path) -> tuple[str, str, str]:
+    """`companion doctor`'s look at the card registry, read-only: (status, message, fix) with status
+    "ok", "warn" or "FAIL" (doctor's `Check("registry", *check_registry(registry_path(config)))`).
+
+    A damaged registry FAILs: the table still plays (cards known by the id written on them, the
+    virtual mat), but tags known only by their UID are unknown and nothing can be enrolled."""
+    restore = "move it away, then `companion cards import` your last export (see docs/nfc.md)"
+    if not path.exists():
+        return "ok", f"no card registry at {path} yet: the first enrollment creates it", ""
+    try:
+        registry = Registry(path, read_only=True)
+    except RegistryError as error:
+        if _damaged(error.__cause__):
+            return "FAIL", f"{error}: tags known by their UID are unknown, enrolling is off", restore
+        return "warn", str(error), f"check that the service user can read and write {path}"
+    try:
+        verdict = registry.integrity()
+        tags = len(registry.entries()) if verdict == "ok" else 0
+    except sqlite3.Error as error:
+        verdict = str(error)
+    finally:
+        registry.close()
+    if verdict != "ok":
+        return "FAIL", f"the card registry {path} is damaged (SQLite integrity check: {verdict})", restore
+    return "ok", f"{path}: {tags} tag{'s' if tags != 1 else ''} enrolled, integrity ok", ""

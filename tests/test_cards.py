@@ -13,9 +13,16 @@ import pytest
 from companion.cards import enroll_tag
 from companion.catalog import load_catalog
 from companion.cli import main
-from companion.config import Config
+from companion.config import Config, load_config
 from companion.daemon import Daemon
-from companion.registry import Registry, RegistryConflict, RegistryError, normalize_uid, registry_path
+from companion.registry import (
+    Registry,
+    RegistryConflict,
+    RegistryError,
+    check_registry,
+    normalize_uid,
+    registry_path,
+)
 from tests.nfc_helpers import AUTH, nfc_config
 
 SPY_TEAM = load_catalog()["spy-team"]
@@ -303,3 +310,157 @@ def test_enrollment_rules_for_tags_that_name_a_card(registry: Registry) -> None:
     result = enroll_tag(registry, blank, RED_1)
     assert (result.status, result.wrote) == ("enrolled", False)
     assert registry.entry("04000000000004").ndef is False  # type: ignore[union-attr]
+
+
+def test_a_blank_tag_whose_write_fails_is_enrolled_with_a_warning(registry: Registry) -> None:
+    blank = WrittenTag(UID_A, None, writable=True, takes=False)
+    result = enroll_tag(registry, blank, RED_1)
+    assert result.status == "enrolled" and result.warning == (
+        "the card id could not be written on the tag (the write did not take)"
+    )
+    assert result.message == (
+        "Red 1: UID registered, but the card id could not be written on the tag (the write did not take); "
+        "the UID alone is enough to play it."
+    )
+    assert result.to_json()["warning"] == result.warning
+    # A tag that knows why (an NfcTag: too small, a failed write) says why.
+    blank = WrittenTag(UID_B, None, writable=True, takes=False)
+    blank.write_error = "it holds 16 bytes, the card id needs 21"  # type: ignore[attr-defined]
+    assert "(it holds 16 bytes, the card id needs 21)" in enroll_tag(registry, blank, RED_2).message
+    # Written, or nothing to write: no warning.
+    assert enroll_tag(registry, WrittenTag("04000000000005", None, writable=True), RED_1).warning == ""
+    assert enroll_tag(registry, WrittenTag("04000000000006", None, writable=False), RED_1).warning == ""
+
+
+# The command line finds the installed registry, and reading never creates one
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An installed config (as /etc/companion/companion.toml) naming the service's registry; the
+    command runs from another folder, as `cd /tmp && companion cards list` does."""
+    service = tmp_path / "var" / "lib" / "companion"
+    config = tmp_path / "etc" / "companion.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[journal]\npath = "{service / "journal.db"}"\n')
+    monkeypatch.setattr("companion.doctor.INSTALLED_CONFIG", config)
+    monkeypatch.chdir(tmp_path / "etc")
+    monkeypatch.delenv("COMPANION_DB", raising=False)
+    return service / "cards.db"
+
+
+def test_cards_commands_default_to_the_installed_config(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nothing enrolled yet: list and export say so, and create no database, here or there.
+    code = main(["cards", "list", "--game", "spy-team"])
+    captured = capsys.readouterr()
+    assert code == 0 and "Spy Team: 0/48 cards have a tag" in captured.out
+    assert f"no card registry at {installed} yet" in captured.err
+    assert main(["cards", "export"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"version": 1, "tags": []}
+    assert not installed.exists() and not installed.parent.exists()
+    assert list((tmp_path / "etc").iterdir()) == [tmp_path / "etc" / "companion.toml"]
+
+    # Writing goes to the service's registry, the one the daemon reads.
+    backup = tmp_path / "box.json"
+    backup.write_text(json.dumps({"version": 1, "tags": [{"uid": UID_A, "card": RED_1.id}]}))
+    assert main(["cards", "import", str(backup)]) == 0
+    capsys.readouterr()
+    daemon_side = Registry.for_daemon(registry_path(load_config(tmp_path / "etc" / "companion.toml")))
+    try:
+        assert daemon_side.path == str(installed) and daemon_side.lookup(UID_A) == RED_1.id
+    finally:
+        daemon_side.close()
+    code, out = run(capsys, "cards", "list", "--game", "spy-team")
+    assert code == 0 and UID_A in out and str(installed) in out
+
+
+def test_config_and_cards_db_go_before_or_after_the_action(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here, there = tmp_path / "here.db", tmp_path / "there.db"
+    for path, uid in ((here, UID_A), (there, UID_B)):
+        setup = Registry(path)
+        setup.register(uid, RED_1.id)
+        setup.close()
+    assert UID_A in run(capsys, "cards", "--cards-db", str(here), "list")[1]
+    assert UID_A in run(capsys, "cards", "list", "--cards-db", str(here))[1]
+    # Given in both places, the one after the action wins; left out after it, the one before stays.
+    out = run(capsys, "cards", "--cards-db", str(here), "list", "--cards-db", str(there))[1]
+    assert UID_B in out and UID_A not in out
+    other = tmp_path / "other.toml"
+    other.write_text(f'[cards]\npath = "{there}"\n')
+    assert UID_B in run(capsys, "cards", "forget", UID_B, "--config", str(other))[1]
+    assert Registry(there, read_only=True).lookup(UID_B) is None
+
+
+# A damaged registry is reported by name and cause
+
+
+def test_a_damaged_registry_is_reported_in_the_log_healthz_enroll_and_doctor(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cards = tmp_path / "cards.db"
+    cards.write_text("garbage\n")
+    caplog.set_level("INFO")
+    running = Daemon(nfc_config(tmp_path, {"device": "virtual"}))
+    try:
+        running.start()
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert (
+            len(errors) == 1 and f"the card registry {cards} is damaged (file is not a database)" in errors[0]
+        )
+        status, health = call(running, "GET", "/healthz")
+        # The game still plays (card ids on the tags, the virtual mat): not "unwell", but said.
+        assert status == 200 and health["ok"] is True
+        assert health["registry"] == f"damaged: {cards}: file is not a database"
+        status, answer = call(running, "POST", "/api/cards/enroll", {"uid": UID_A, "card": RED_1.id})
+        assert status == 503 and ":memory:" not in answer["error"]
+        assert answer["error"] == (
+            f"Enrolling is off: the card registry is damaged: {cards}: file is not a database. "
+            "See docs/nfc.md."
+        )
+        status, answer = call(running, "POST", "/api/cards/session", {"game": "spy-team"})
+        assert status == 503 and "damaged" in answer["error"] and running.cards.session is None
+        assert call(running, "GET", "/api/cards")[1]["registry"].startswith("damaged: ")
+    finally:
+        running.close()
+    assert cards.read_text() == "garbage\n"  # left as it was, for whoever repairs it
+    status, message, fix = check_registry(cards)
+    assert status == "FAIL" and str(cards) in message and "damaged" in message and "import" in fix
+
+
+def test_doctor_check_of_a_registry(tmp_path: Path) -> None:
+    path = tmp_path / "cards.db"
+    assert check_registry(path)[0] == "ok" and not path.exists()  # none yet: the first enrollment
+    good = Registry(path)
+    good.register(UID_A, RED_1.id)
+    good.close()
+    assert check_registry(path) == ("ok", f"{path}: 1 tag enrolled, integrity ok", "")
+
+
+def test_healthz_says_the_registry_is_ok(daemon: Daemon) -> None:
+    status, health = call(daemon, "GET", "/healthz")
+    assert status == 200 and health["ok"] is True and health["registry"] == "ok"
+
+
+# During an enrollment no tap reaches the game
+
+
+def test_the_virtual_mat_cannot_play_while_a_deck_is_enrolled(daemon: Daemon) -> None:
+    assert call(daemon, "GET", "/api/cards")[1]["nfc_readers"] == 0  # the virtual mat only
+    daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"])
+    daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    daemon.table.act({"type": "mission", "seat": 1, "tile": "3/3", "target": 3})
+    assert call(daemon, "POST", "/api/cards/session", {"game": "spy-team"})[0] == 201
+    status, answer = call(daemon, "POST", "/api/taps", {"card": RED_1.id})
+    assert status == 409 and "An enrollment of Spy Team is running" in answer["error"]
+    assert call(daemon, "POST", "/api/taps", {"uid": UID_A})[0] == 409
+    assert call(daemon, "POST", "/api/taps", {"card": RED_1.id}, auth=False)[0] == 401  # the token first
+    assert daemon.table.view()["played"] == [] and daemon.cards.progress()["position"] == 0  # type: ignore[index]
+    # The UID typed in enrolls (the session tap); then, stopped, the mat plays again.
+    assert call(daemon, "POST", "/api/cards/session/tap", {"uid": UID_A})[1]["session"]["position"] == 1
+    assert call(daemon, "DELETE", "/api/cards/session")[0] == 200
+    status, view = call(daemon, "POST", "/api/taps", {"card": RED_1.id})
+    assert status == 200 and view["played"] == [RED_1.id]

@@ -12,7 +12,7 @@ import pytest
 from companion.catalog import load_catalog
 from companion.cli import main
 from companion.registry import Registry
-from tests.nfc_emulator import TagEmulator, uid, wait_for
+from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
 from tests.nfc_helpers import AUTH, free_udp_port, nfc_config, running_daemon
 
 SPY_TEAM = load_catalog()["spy-team"]
@@ -107,3 +107,48 @@ def test_enroll_from_the_tablet_with_the_daemons_reader(tmp_path: Path) -> None:
             wait_for(lambda: daemon.readers[0].filter.present is None)  # type: ignore[attr-defined]
             emulator.present(uid(7), "spy-team/red-1")
             wait_for(lambda: daemon.table.view()["played"] == ["spy-team/red-1"])
+
+
+def test_a_tag_too_small_for_the_card_id_is_enrolled_by_uid_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "cards.db"
+    registry = Registry(db)
+    for number, card in enumerate(SPY_TEAM.cards):
+        if card != "spy-team/red-1":
+            registry.register(f"05{number:012x}", card)
+    with TagEmulator(free_udp_port()) as emulator:
+        # Writable, but 16 bytes: "spy-team/red-1" as a text record needs 21.
+        emulator.present(TagSpec(uid(9), None, size=16))
+        command = ["cards", "enroll", "--game", "spy-team", "--missing", "--cards-db", str(db)]
+        assert main([*command, "--device", emulator.path]) == 0
+        assert emulator.text() is None  # nothing written
+    assert registry.lookup(uid(9)) == "spy-team/red-1"  # the UID is enough to play it
+    assert registry.entry(uid(9)).ndef is False  # type: ignore[union-attr]
+    registry.close()
+    out = capsys.readouterr().out
+    assert (
+        "warn: Red 1: UID registered, but the card id could not be written on the tag "
+        "(it holds 16 bytes, the card id needs 21); the UID alone is enough to play it." in out
+    )
+
+
+def test_the_tablet_hears_when_the_card_id_could_not_be_written(tmp_path: Path) -> None:
+    with TagEmulator(free_udp_port()) as emulator:
+        config = nfc_config(tmp_path, {"device": emulator.path, "debounce": 0, "retry": 0.2})
+        with running_daemon(config) as (daemon, cues):
+            client = daemon.app.test_client()
+            assert (
+                client.post("/api/cards/session", json={"game": "spy-team"}, headers=AUTH).status_code == 201
+            )
+            emulator.present(TagSpec(uid(8), None, size=16))
+            wait_for(lambda: daemon.cards.progress()["position"] == 1)  # type: ignore[index]
+            last = client.get("/api/cards/session", headers=AUTH).get_json()["session"]["last"]
+            assert last["status"] == "enrolled" and last["wrote"] is False
+            assert (
+                last["warning"]
+                == "the card id could not be written on the tag (it holds 16 bytes, the card id needs 21)"
+            )
+            assert "could not be written" in last["message"]
+            enrolled = [c for c in cues if "enroll" in c["data"]]
+            assert enrolled[0]["data"]["enroll"]["warning"] and "could not be written" in enrolled[0]["text"]

@@ -275,3 +275,16 @@ def test_the_default_pins_leave_the_uart_to_a_serial_reader(tmp_path: Path, caps
         "--port", str(free_port()),
     )  # fmt: skip
     assert only(lines, "pins").split()[0] in ("ok", "warn")  # warn here: no GPIO, mock pins
+
+
+def test_a_damaged_card_registry_fails_and_says_how_to_restore_it(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    game_journal(db)
+    (tmp_path / "cards.db").write_bytes(b"garbage, not a database" * 100)
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 1
+    registry = only(lines, "registry")
+    assert registry.startswith("FAIL registry:") and str(tmp_path / "cards.db") in registry, registry
+    assert "companion cards import" in registry

@@ -3,8 +3,11 @@ driver reads a Type 3 Tag that nfcpy emulates in another process (tests/nfc_emul
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,6 +185,26 @@ def test_reader_settings_are_checked() -> None:
     ):
         with pytest.raises(ConfigError):
             ReaderSettings.parse({"device": "usb", **bad})
+
+
+def test_a_misspelt_reader_key_is_refused_not_taken_for_auto(tmp_path: Path) -> None:
+    # `devcie` would quietly mean the default device, "auto": refused, naming the key, in one line.
+    with pytest.raises(ConfigError) as refused:
+        ReaderSettings.parse({"devcie": "tty:AMA0:pn532"})
+    assert str(refused.value) == (
+        "a [reader] / [[readers]] entry has unknown keys: devcie "
+        "(known: debounce, device, retry, seat, targets; see docs/nfc.md)"
+    )
+    with pytest.raises(ConfigError, match="debounse"):
+        readers_from_config([{"device": "virtual"}, {"device": "virtual", "seat": 1, "debounse": 2}])
+    # `companion run` says it and stops (exit 2) before it listens.
+    config = tmp_path / "companion.toml"
+    config.write_text('[server]\ntoken = "t"\nport = 1\n[reader]\ndevcie = "tty:AMA0:pn532"\n')
+    command = [sys.executable, "-m", "companion.cli", "run", "--config", str(config), "--mock-pins"]
+    command += ["--db", str(tmp_path / "j.db")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "devcie" in done.stderr.splitlines()[-1]
 
 
 def test_auto_without_a_reader_falls_back_to_the_virtual_mat(caplog: pytest.LogCaptureFixture) -> None:

@@ -78,6 +78,7 @@ class NfcTag:
         self.uid = uid
         self.card = card
         self._ndef = ndef_area
+        self.write_error: str | None = None  # why the last `write` returned False
 
     @property
     def writable(self) -> bool:
@@ -85,21 +86,29 @@ class NfcTag:
         return bool(self._ndef is not None and self._ndef.is_writeable)
 
     def write(self, card: str) -> bool:
-        """Write `card` as the tag's only NDEF record and read it back; False if it did not take."""
+        """Write `card` as the tag's only NDEF record and read it back; False if it did not take,
+        with `write_error` saying why."""
+        self.write_error = None
         if not self.writable:
+            self.write_error = "the tag is read-only"
             return False
         record = ndef.TextRecord(card, "en")
         try:
-            if len(b"".join(ndef.message_encoder([record]))) > self._ndef.capacity:
+            size = len(b"".join(ndef.message_encoder([record])))
+            if size > self._ndef.capacity:
+                self.write_error = f"it holds {self._ndef.capacity} bytes, the card id needs {size}"
                 return False
             self._ndef.records = [record]
             # has_changed re-reads the tag and compares it with what was just written.
             ok = not self._ndef.has_changed and card_id_from_records(self._ndef.records) == card
         except (nfc.tag.TagCommandError, nfc.clf.CommunicationError, AttributeError, ValueError) as error:
             log.info("writing %s to tag %s failed: %s", card, self.uid, error)
+            self.write_error = f"the write failed: {error}; keep the tag still to retry"
             return False
         if ok:
             self.card = card
+        else:
+            self.write_error = "the card id did not read back"
         return ok
 
     def __repr__(self) -> str:
@@ -381,9 +390,13 @@ def find_reader(paths: Sequence[str] | None = None) -> str | None:
     return None
 
 
+READER_KEYS = ("debounce", "device", "retry", "seat", "targets")
+
+
 @dataclass(frozen=True)
 class ReaderSettings:
-    """One `[reader]` / `[[readers]]` entry of the config, checked."""
+    """One `[reader]` / `[[readers]]` entry of the config, checked: a misspelt key is refused, never
+    quietly taken for its default (`devcie = "tty:AMA0:pn532"` would mean "auto")."""
 
     device: str
     seat: int | None = None
@@ -393,6 +406,13 @@ class ReaderSettings:
 
     @classmethod
     def parse(cls, entry: dict[str, Any]) -> ReaderSettings:
+        unknown = sorted(set(entry) - set(READER_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"a [reader] / [[readers]] entry has unknown keys: {', '.join(unknown)} "
+                f"(known: {', '.join(READER_KEYS)}; see docs/nfc.md)"
+            )
+
         def number(key: str, default: float) -> float:
             value = entry.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:

@@ -42,6 +42,9 @@
     if (ok) sayTimer = setTimeout(() => node.classList.remove("show"), 2500);
   }
   $("message").addEventListener("click", () => $("message").classList.remove("show"));
+  // The enrollment panel (enroll.js) writes to the same bar; `unsay` hides it if it is about `text`.
+  Companion.say = say;
+  Companion.unsay = (text) => { if ($("message").textContent.includes(text)) $("message").classList.remove("show"); };
 
   async function send(method, path, body, done) {
     try {
@@ -159,6 +162,14 @@
   // discard: the renderer's `matKnown`), with where; the cards of the trick on the table are marked
   // with who played them. Dimmed cards can still be tapped (a Handler takes back a discarded card).
   let matKey = null;
+  // During an enrollment (enroll.js says so) the mat is off: it has no tags to enroll, and the game
+  // takes no tap meanwhile (the daemon refuses them too).
+  let enrolling = null;
+  document.addEventListener("companion:enrollment", (e) => {
+    enrolling = e.detail && e.detail.running ? e.detail : null;
+    matKey = null;
+    if (view) showMat();
+  });
 
   // Short labels inside a group: the number for Spy Team, else the name without the group's word
   // ("Green Safe 1" under Green is "Safe 1"), with the copy's number where copies share a name.
@@ -172,6 +183,15 @@
     });
   }
   function showMat() {
+    if (enrolling) {
+      $("mat").replaceChildren(h("p", {class: "mat-off"}, `Off while ${enrolling.title} is being enrolled: `
+        + `the mat has no tags, and no tap reaches the game meanwhile. ${enrolling.readers
+          ? "Tap each card on the NFC reader" : "Type each tag's UID in Cards and tags"}; `
+        + "Stop there to play again."));
+      $("mat").dataset.turn = "";
+      matKey = null;
+      return;
+    }
     if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matKey = null; return; }
     const game = renderer(view.game);
     const cards = game.matCards ? game.matCards(view, catalog[view.game]) : catalog[view.game].cards;
@@ -240,6 +260,8 @@
     for (const g of data.games) catalog[g.game] = g;
     $("game").replaceChildren(...data.games.map((g) => h("option", {value: g.game}, `${g.title} (${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players)`)));
     showOptions();
-    connect(show, cue);
+    // Every state and cue also goes to the page's other parts (enroll.js) as a DOM event: one stream.
+    connect((v) => { show(v); document.dispatchEvent(new CustomEvent("companion:state", {detail: v})); },
+      (c) => { cue(c); document.dispatchEvent(new CustomEvent("companion:cue", {detail: c})); });
   });
 })();

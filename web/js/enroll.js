@@ -1,37 +1,44 @@
 // Cards and tags: the enrollment panel of the control page, rendered into <div id="enroll">.
-// Self-contained (needs nothing else on the page): the API of companion/cards_api.py with the token
-// from localStorage.companionToken, and its own event stream to catch unknown tags as they are tapped.
+// It uses the API of companion/cards_api.py with the token from localStorage.companionToken. On the
+// control page it shares the page's message bar (Companion.say) and its event stream (control.js
+// re-dispatches each state and cue as "companion:state" / "companion:cue" on document); anywhere
+// else it shows its messages in the panel and opens a stream of its own.
 //
 // - per game, how many cards have a tag; "Enroll deck" walks through the deck ("Tap Red 17", with a
-//   progress bar) while the table's readers hand every tag to the enrollment instead of the game;
-// - every unknown tag tapped meanwhile is listed with its UID, a card to choose and an Enroll button.
+//   progress bar) while the table's NFC readers hand every tag to the enrollment instead of the game.
+//   The virtual mat has no tags: without an NFC reader each tag's UID is typed in. During a session
+//   the panel dispatches "companion:enrollment" ({running, title}) so that the page turns its mat off;
+// - every unknown tag tapped meanwhile is listed with its UID, a card to choose (from the game being
+//   played first) and an Enroll button; it goes once the tag is enrolled, from here or elsewhere.
 "use strict";
 
 (() => {
   const root = document.getElementById("enroll");
   if (!root) return;
 
+  // (`Companion` of common.js is a global binding, not a property of window.)
+  const page = typeof Companion !== "undefined" && Companion.say ? Companion : null;
   const POLL_MS = 700;
-  // The panel's own layout, so that it needs no stylesheet of the page's.
-  document.head.append(Object.assign(document.createElement("style"), {textContent: `
-    #enroll .enroll-game { display: grid; grid-template-columns: minmax(9em, 1.2fr) auto 1fr auto auto auto;
-      gap: .3em .8em; align-items: center; margin: .3em 0; }
-    #enroll .enroll-game progress, #enroll .enroll-session progress { width: 100%; min-width: 8em; }
-    #enroll .enroll-game label { white-space: nowrap; }
-    #enroll .enroll-session { margin: .8em 0; padding: .6em .8em; border-left: 4px solid currentColor; }
-    #enroll .enroll-session .prompt-text { font-size: 1.6em; margin: 0 0 .3em; }
-    #enroll .enroll-last.refused { font-weight: bold; }
-    #enroll .enroll-unknown { display: flex; flex-wrap: wrap; gap: .5em; align-items: center; }
-    #enroll .enroll-unknown select { max-width: 18em; }
-  `}));
-  const state = {summary: null, session: null, cards: [], unknown: new Map(), message: "", error: false};
+  const state = {
+    summary: null, // GET /api/cards
+    session: null,
+    problem: "", // why the panel cannot show anything (no token, an error)
+    note: null, // {text, ok}: the last message, when there is no page message bar
+    catalog: [], // [{game, title, cards: [{id, name}]}] from /api/games
+    playing: null, // the game on the table, from the event stream
+    unknown: new Map(), // uid -> {game, card} chosen so far
+    options: new Map(), // game -> {missing, force} as ticked
+    uid: "", // the UID being typed in the session box
+  };
   let polling = null;
+  let announced = null;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
       if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "value") node.value = value;
       else node.setAttribute(key, value === true ? "" : value);
     }
     for (const child of children.flat()) {
@@ -57,10 +64,17 @@
     return data;
   }
 
-  function say(message, error) {
-    state.message = message;
-    state.error = Boolean(error);
+  // Every message goes where it is seen: the page's message bar (fixed at the bottom; a refusal
+  // stays until dismissed), else a line in the panel.
+  function say(text, ok) {
+    if (page) { page.say(text, ok); return; }
+    state.note = {text, ok};
     render();
+  }
+
+  function unsay(text) {
+    if (page && page.unsay) page.unsay(text);
+    else if (state.note && state.note.text.includes(text)) { state.note = null; render(); }
   }
 
   async function refresh() {
@@ -68,15 +82,36 @@
       const summary = await call("GET", "/api/cards");
       state.summary = summary;
       state.session = summary.session;
-      state.message = state.error && state.message.startsWith("Save the") ? "" : state.message;
+      state.problem = "";
     } catch (error) {
       state.summary = null;
-      if (error.status === 401) say("Save the table's token above to enroll cards.", true);
-      else say(error.message, true);
+      state.session = null;
+      state.problem = error.status === 401 ? "Save the table's token above to enroll cards." : error.message;
+      if (error.status !== 401) say(error.message, false);
+      render();
+      announce();
       return;
+    }
+    // An unknown tag enrolled since (here, on another page, during a session): its notice goes.
+    const known = new Set(state.summary.tags.map((tag) => tag.uid));
+    for (const uid of [...state.unknown.keys()]) {
+      if (known.has(uid)) { state.unknown.delete(uid); unsay(uid); }
     }
     if (state.session && !state.session.finished) startPolling();
     render();
+    announce();
+  }
+
+  // Tells the page whether an enrollment runs (its virtual mat is off meanwhile).
+  function announce() {
+    const s = state.session;
+    const running = Boolean(s && !s.finished);
+    const key = running ? `${s.game}` : "";
+    if (key === announced) return;
+    announced = key;
+    document.dispatchEvent(new CustomEvent("companion:enrollment", {detail: {running,
+      game: running ? s.game : null, title: running ? s.title : null,
+      readers: state.summary ? state.summary.nfc_readers : 0}}));
   }
 
   function startPolling() {
@@ -90,7 +125,7 @@
         if (changed) await refresh();
       } catch (error) {
         stopPolling();
-        say(error.message, true);
+        say(error.message, false);
       }
     }, POLL_MS);
   }
@@ -105,104 +140,204 @@
       const answer = await call(method, path, body);
       if (done) done(answer);
     } catch (error) {
-      say(error.message, true);
+      say(error.message, false);
     }
     await refresh();
   }
 
+  // A result of enrolling one tag: a warning (the card id could not be written) stays on screen.
+  function sayResult(result) {
+    say(result.message, result.status === "enrolled" && !result.warning);
+  }
+
   // The parts of the panel
+
+  const running = () => Boolean(state.session && !state.session.finished);
+  const blocked = () => Boolean(state.summary && state.summary.registry !== "ok");
+
+  // What stays in the panel: why it cannot work, and (without the page's bar) the last message.
+  function notes() {
+    const bad = (text) => el("p", {class: "enroll-note bad", role: "alert"}, text);
+    return [
+      state.problem ? bad(state.problem) : null,
+      blocked() ? bad(`Enrolling is off: the card registry is ${state.summary.registry}. See docs/nfc.md.`) : null,
+      state.note ? el("p", {class: `enroll-note ${state.note.ok ? "ok" : "bad"}`, role: "status"}, state.note.text) : null,
+    ];
+  }
+
+  function noReaderHint() {
+    if (!state.summary || state.summary.nfc_readers > 0) return null;
+    return el("p", {class: "enroll-note hint"}, "No NFC reader is attached: enrolling needs one, the virtual "
+      + "mat has no tags. Without one, type each tag's UID (an NFC app on a phone shows it).");
+  }
 
   function gameRows() {
     if (!state.summary) return [];
     return state.summary.games.map((game) => {
-      const missing = el("input", {type: "checkbox", checked: game.enrolled > 0 && game.enrolled < game.total});
-      const force = el("input", {type: "checkbox"});
+      const options = state.options.get(game.game)
+        || {missing: game.enrolled > 0 && game.enrolled < game.total, force: false};
+      const missing = el("input", {type: "checkbox", checked: options.missing,
+        onchange: () => { options.missing = missing.checked; state.options.set(game.game, options); }});
+      const force = el("input", {type: "checkbox", checked: options.force,
+        onchange: () => { options.force = force.checked; state.options.set(game.game, options); }});
       const start = () => act("POST", "/api/cards/session", {game: game.game, missing: missing.checked,
-        force: force.checked}, () => say(`Enrolling ${game.title}: tap each card when asked.`));
+        force: force.checked}, () => say(state.summary && state.summary.nfc_readers === 0
+        ? `Enrolling ${game.title}: no NFC reader, type each tag's UID.`
+        : `Enrolling ${game.title}: tap each card when asked.`, true)).then(() => {
+        const box = root.querySelector(".enroll-session");
+        if (box) box.scrollIntoView({block: "nearest"});
+      });
       return el("div", {class: "enroll-game", "data-game": game.game},
-        el("strong", {}, game.title), el("span", {}, `${game.enrolled}/${game.total} cards have a tag`),
-        el("progress", {value: game.enrolled, max: game.total}),
-        el("label", {}, missing, " only missing"),
-        el("label", {title: "take tags that belong to another card"}, force, " force"),
+        el("strong", {class: "enroll-title"}, game.title),
+        el("div", {class: "enroll-count"}, el("span", {}, `${game.enrolled}/${game.total} cards have a tag`),
+          el("progress", {value: game.enrolled, max: game.total})),
+        el("div", {class: "enroll-options"},
+          el("label", {}, missing, "only missing"),
+          el("label", {title: "take tags that belong to another card"}, force, "force")),
         el("button", {type: "button", class: "primary", onclick: start,
-          disabled: Boolean(state.session && !state.session.finished)}, "Enroll deck"));
+          disabled: running() || blocked()}, "Enroll deck"));
     });
+  }
+
+  function uidForm() {
+    const input = el("input", {type: "text", name: "uid", inputmode: "text", autocomplete: "off",
+      spellcheck: "false", placeholder: "04:A2:2B:…", "aria-label": "Tag UID", value: state.uid,
+      oninput: () => { state.uid = input.value; }});
+    const submit = (event) => {
+      event.preventDefault();
+      const uid = input.value.trim();
+      if (!uid) { say("Type the tag's UID (hex), then Enroll.", false); return; }
+      act("POST", "/api/cards/session/tap", {uid}, (answer) => {
+        sayResult(answer.result);
+        if (answer.result.status === "enrolled") state.uid = "";
+      });
+    };
+    return el("form", {class: "enroll-uid", onsubmit: submit},
+      el("label", {}, "Tag UID ", input),
+      el("button", {type: "submit"}, "Enroll this UID"));
   }
 
   function sessionBox() {
     const s = state.session;
     if (!s) return null;
-    const last = s.last ? el("p", {class: `enroll-last ${s.last.status}`}, s.last.message) : null;
+    const last = s.last ? el("p", {class: `enroll-last ${s.last.warning ? "warning" : s.last.status}`},
+      s.last.message) : null;
     const head = s.finished
       ? el("p", {class: "prompt-text"}, `${s.title}: done, ${s.enrolled} enrolled, ${s.skipped} skipped.`)
-      : el("p", {class: "prompt-text"}, "Tap ", el("strong", {}, s.current.name));
+      : el("p", {class: "prompt-text"}, state.summary && state.summary.nfc_readers === 0 ? "Type the UID of " : "Tap ",
+        el("strong", {}, s.current.name));
     return el("div", {class: "enroll-session"},
       head,
-      el("div", {class: "row"}, el("progress", {value: s.position, max: s.total || 1}),
-        ` ${s.position}/${s.total}`),
+      el("div", {class: "enroll-progress"}, el("progress", {value: s.position, max: s.total || 1}),
+        el("span", {}, `${s.position}/${s.total}`)),
       last,
-      el("div", {class: "row"},
+      s.finished ? null : noReaderHint(),
+      s.finished ? null : uidForm(),
+      el("div", {class: "enroll-buttons"},
         s.finished ? null : el("button", {type: "button", onclick: () => act("POST", "/api/cards/session/skip")},
           "Skip this card"),
-        el("button", {type: "button", class: "danger", onclick: () => act("DELETE", "/api/cards/session")},
-          s.finished ? "Close" : "Stop")));
+        el("button", {type: "button", class: "danger", onclick: () => act("DELETE", "/api/cards/session",
+          undefined, () => say(s.finished ? "Enrollment closed." : "Enrollment stopped: taps play again.", true))},
+        s.finished ? "Close" : "Stop")));
   }
 
-  function cardPicker() {
-    const select = el("select", {});
+  // The card for an unknown tag: the game being played first (else one with cards still missing);
+  // the other games are one choice away.
+  function defaultGame() {
+    const games = state.catalog.map((game) => game.game);
+    if (state.playing && games.includes(state.playing)) return state.playing;
+    const missing = state.summary && state.summary.games.find((game) => game.missing.length);
+    return missing ? missing.game : games[0];
+  }
+
+  function cardPicker(uid) {
+    const choice = state.unknown.get(uid);
+    if (!choice.game) choice.game = defaultGame();
     const missing = new Set();
     for (const game of (state.summary ? state.summary.games : [])) {
       for (const card of game.missing) missing.add(card.id);
     }
-    for (const card of state.cards) {
-      select.append(el("option", {value: card.id}, card.name + (missing.has(card.id) ? "" : " (has a tag)")));
+    const data = state.catalog.find((game) => game.game === choice.game) || {cards: []};
+    if (!choice.card || !data.cards.some((card) => card.id === choice.card)) {
+      const first = data.cards.find((card) => missing.has(card.id)) || data.cards[0];
+      choice.card = first ? first.id : "";
     }
-    const first = state.cards.find((card) => missing.has(card.id));
-    if (first) select.value = first.id;
-    return select;
+    const games = el("select", {"aria-label": "Game", class: "enroll-pick-game",
+      onchange: () => { choice.game = games.value; choice.card = ""; render(); }},
+    state.catalog.map((game) => el("option", {value: game.game}, game.title)));
+    games.value = choice.game;
+    const cards = el("select", {"aria-label": "Card", class: "enroll-pick-card",
+      onchange: () => { choice.card = cards.value; }},
+    data.cards.map((card) => el("option", {value: card.id}, card.name + (missing.has(card.id) ? "" : " (has a tag)"))));
+    cards.value = choice.card;
+    return [games, cards];
   }
 
   function unknownRows() {
-    return [...state.unknown.values()].map((uid) => {
-      const picker = cardPicker();
-      const enroll = () => act("POST", "/api/cards/enroll", {uid, card: picker.value}, (answer) => {
+    return [...state.unknown.keys()].map((uid) => {
+      const [games, cards] = cardPicker(uid);
+      const enroll = () => act("POST", "/api/cards/enroll", {uid, card: cards.value}, (answer) => {
         if (answer.status === "enrolled") state.unknown.delete(uid);
-        say(answer.message, answer.status !== "enrolled");
+        sayResult(answer);
       });
-      return el("div", {class: "row enroll-unknown", "data-uid": uid},
-        "Unknown tag ", el("code", {}, uid), " is ", picker,
-        el("button", {type: "button", class: "primary", onclick: enroll}, "Enroll"),
-        el("button", {type: "button", onclick: () => { state.unknown.delete(uid); render(); }}, "Dismiss"));
+      return el("div", {class: "enroll-unknown", "data-uid": uid},
+        el("span", {}, "Unknown tag ", el("code", {}, uid), " is"), games, cards,
+        el("span", {class: "enroll-buttons"},
+          el("button", {type: "button", class: "primary", onclick: enroll, disabled: blocked()}, "Enroll"),
+          el("button", {type: "button", onclick: () => { state.unknown.delete(uid); unsay(uid); render(); }},
+            "Dismiss")));
     });
   }
 
   function render() {
+    // The UID being typed keeps the focus when the panel is redrawn (a tap elsewhere, a poll).
+    const typing = document.activeElement && document.activeElement.name === "uid" && root.contains(document.activeElement)
+      ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
     root.replaceChildren(...[
-      el("div", {class: "enroll-games"}, gameRows()),
+      ...notes(),
       sessionBox(),
+      running() ? null : noReaderHint(),
+      el("div", {class: "enroll-games"}, gameRows()),
       el("div", {class: "enroll-unknowns"}, unknownRows()),
-      state.message ? el("p", {class: state.error ? "message error" : "message", role: "status"}, state.message) : null,
       el("p", {class: "hint"}, "A card's tag gets the card id written on it when it can (NTAG21x), and its "
-        + "UID registered in any case. During an enrollment the readers do not play cards."),
+        + "UID registered in any case. During an enrollment no tap reaches the game: the NFC readers "
+        + "enroll, the virtual mat is off."),
     ].filter(Boolean));
+    const input = typing && root.querySelector("input[name=uid]");
+    if (input) { input.focus(); input.setSelectionRange(...typing); }
   }
 
   // Unknown tags arrive as "unknown-card" cues; enrollment results as cues carrying data.enroll.
-  const events = new EventSource("/api/events");
-  events.addEventListener("cue", (event) => {
-    const cue = JSON.parse(event.data);
+  function onCue(cue) {
     if (cue.cue === "unknown-card" && cue.data && cue.data.uid) {
-      state.unknown.set(cue.data.uid, cue.data.uid);
+      if (!state.unknown.has(cue.data.uid)) state.unknown.set(cue.data.uid, {game: null, card: null});
       render();
     } else if (cue.data && cue.data.enroll) {
+      if (cue.data.enroll.warning) say(cue.text, false);
       refresh();
     }
-  });
+  }
+
+  function onState(view) {
+    if ((view.game || null) === state.playing) return;
+    state.playing = view.game || null;
+    if (state.unknown.size) render();
+  }
+
+  if (page) {
+    document.addEventListener("companion:cue", (event) => onCue(event.detail));
+    document.addEventListener("companion:state", (event) => onState(event.detail));
+  } else {
+    const events = new EventSource("/api/events");
+    events.addEventListener("cue", (event) => onCue(JSON.parse(event.data)));
+    events.addEventListener("state", (event) => onState(JSON.parse(event.data)));
+  }
 
   fetch("/api/games").then((r) => r.json()).then((data) => {
-    state.cards = data.games.flatMap((game) => game.cards.map((card) => ({id: card.id, name: `${game.title}: ${card.name}`})));
+    state.catalog = data.games.map((game) => ({game: game.game, title: game.title,
+      cards: game.cards.map((card) => ({id: card.id, name: card.name}))}));
     render();
-  }).catch(() => {});
+  }).catch((error) => say(`The card list could not be loaded: ${error.message}`, false));
   window.addEventListener("storage", (event) => { if (event.key === "companionToken") refresh(); });
   document.addEventListener("submit", (event) => { if (event.target.id === "token-form") setTimeout(refresh, 100); });
   render();
