@@ -39,25 +39,17 @@ class Server:
             return json.load(response)
 
 
+def run_arguments(port: int, db: Path) -> list[str]:
+    """`companion run` on loopback with mock pins: the arguments after the program."""
+    return ["run", "--mock-pins", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)]
+
+
 @contextmanager
 def running_companion(db: Path, *args: str, cwd: Path | None = None) -> Iterator[Server]:
     """Start `companion run` on a free port and wait until /healthz answers."""
     port = free_port()
     env = {**os.environ, "COMPANION_TOKEN": TOKEN}
-    command = [
-        sys.executable,
-        "-m",
-        "companion.cli",
-        "run",
-        "--mock-pins",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--db",
-        str(db),
-        *args,
-    ]
+    command = [sys.executable, "-m", "companion.cli", *run_arguments(port, db), *args]
     process = subprocess.Popen(
         command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

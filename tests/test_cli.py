@@ -10,7 +10,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.servers import free_port, run_arguments
 
 
 def companion(
@@ -58,17 +58,7 @@ def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = companion(
-            "run",
-            "--mock-pins",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--db",
-            str(tmp_path / "j.db"),
-            env={"COMPANION_TOKEN": "t"},
-        )
+        result = companion(*run_arguments(port, tmp_path / "j.db"), env={"COMPANION_TOKEN": "t"})
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"companion: cannot listen on 127.0.0.1:{port}: Address already in use"
@@ -121,19 +111,7 @@ def test_run_keeps_its_token_out_of_its_output(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "COMPANION_TOKEN"}
     env["COMPANION_TOKEN"] = "do-not-log-me"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "companion.cli",
-            "run",
-            "--mock-pins",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--db",
-            str(tmp_path / "j.db"),
-        ],
+        [sys.executable, "-m", "companion.cli", *run_arguments(port, tmp_path / "j.db")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -10,7 +10,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.servers import free_port, run_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,17 +49,7 @@ def test_the_wheel_installs_and_serves_its_pages_from_another_folder(tmp_path: P
 
     port = free_port()
     server = subprocess.Popen(
-        [
-            str(venv / "bin" / "companion"),
-            "run",
-            "--mock-pins",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--db",
-            str(tmp_path / "j.db"),
-        ],
+        [str(venv / "bin" / "companion"), *run_arguments(port, tmp_path / "j.db")],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
