@@ -44,6 +44,18 @@ def cues(daemon: Daemon) -> list[dict[str, Any]]:
     return seen
 
 
+def state(client: Any) -> dict[str, Any]:
+    """The public view, as the scoreboard reads it."""
+    response = client.get("/api/state")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def column(view: dict[str, Any], key: str) -> list[Any]:
+    """One field of every player, seat by seat."""
+    return [player[key] for player in view["players"]]
+
+
 def open_event_stream(client: Any) -> tuple[Any, Iterator[bytes], list[str]]:
     """Open /api/events as a scoreboard does and read up to the current state, so that from then on
     the stream receives every message. Read it in this thread: Flask keeps the request context with

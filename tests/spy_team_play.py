@@ -20,22 +20,31 @@ def choose(client: Any, cat_tile: str) -> None:
     post(client, "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
 
 
-def play_trick(client: Any, winner: int) -> dict[str, Any]:
-    """Play one trick that `winner` takes: the winner plays the highest unplayed red card, the leader
-    (if someone else) the lowest red, everyone else a low blue card, so no trick is Camouflage."""
-    view = client.get("/api/state").get_json()
+def trick_cards(view: dict[str, Any], winner: int, camouflage: bool = False) -> list[str]:
+    """The four cards, in play order from the leader, of a trick that `winner` takes. Camouflage: all
+    red, the winner the lowest. Otherwise the winner plays the highest unplayed red card, the leader
+    (if someone else) the lowest red, everyone else a low blue card."""
     played = set(view["played"])
     reds = [n for n in range(1, 25) if f"spy-team/red-{n}" not in played]
     blues = [n for n in range(1, 25) if f"spy-team/blue-{n}" not in played]
-    leader = view["turn"]
+    cards = []
     for step in range(4):
-        seat = (leader + step) % 4
-        if seat == winner:
-            card = f"spy-team/red-{reds.pop()}"
-        elif seat == leader:
-            card = f"spy-team/red-{reds.pop(0)}"
+        seat = (view["turn"] + step) % 4
+        if camouflage:
+            cards.append(f"spy-team/red-{reds.pop(0) if seat == winner else reds.pop()}")
+        elif seat == winner:
+            cards.append(f"spy-team/red-{reds.pop()}")
+        elif seat == view["turn"]:
+            cards.append(f"spy-team/red-{reds.pop(0)}")
         else:
-            card = f"spy-team/blue-{blues.pop(0)}"
+            cards.append(f"spy-team/blue-{blues.pop(0)}")
+    return cards
+
+
+def play_trick(client: Any, winner: int) -> dict[str, Any]:
+    """Play one trick that `winner` takes (no Camouflage) through the test client; the last view."""
+    view = client.get("/api/state").get_json()
+    for card in trick_cards(view, winner):
         view = post(client, "/api/taps", {"card": card})
     return view
 

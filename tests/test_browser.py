@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.servers import TOKEN, Server
+from tests.spy_team_play import trick_cards
 
 
 def open_page(browser: Browser, url: str) -> tuple[Page, list[str]]:
@@ -75,24 +76,9 @@ def test_the_control_page_plays_a_card_from_the_virtual_mat(browser: Browser, se
 
 
 def play_trick(server: Server, winner: int, camouflage: bool = False) -> None:
-    """Four taps making `winner` take the trick: all red (the winner the lowest) for Camouflage, else
-    the winner plays the highest red, the leader (if someone else) a low red, the others low blues."""
-    view = server.call("GET", "/api/state")
-    played = set(view["played"])
-    reds = [n for n in range(1, 25) if f"spy-team/red-{n}" not in played]
-    blues = [n for n in range(1, 25) if f"spy-team/blue-{n}" not in played]
-    leader = view["turn"]
-    for step in range(4):
-        seat = (leader + step) % 4
-        if camouflage:
-            card = f"red-{reds.pop(0) if seat == winner else reds.pop()}"
-        elif seat == winner:
-            card = f"red-{reds.pop()}"
-        elif seat == leader:
-            card = f"red-{reds.pop(0)}"
-        else:
-            card = f"blue-{blues.pop(0)}"
-        server.call("POST", "/api/taps", {"card": f"spy-team/{card}"})
+    """Four taps on the real server making `winner` take the trick (see `trick_cards`)."""
+    for card in trick_cards(server.call("GET", "/api/state"), winner, camouflage):
+        server.call("POST", "/api/taps", {"card": card})
 
 
 def test_the_scoreboard_announces_camouflage_and_sums_up_the_game(browser: Browser, server: Server) -> None:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from companion.daemon import Daemon
-from tests.conftest import AUTH, open_event_stream
+from tests.conftest import AUTH, column, open_event_stream, state
 from tests.test_peanuts import ENGINE, NAMES, Table, X
 
 Cues = list[dict[str, Any]]
@@ -67,16 +67,6 @@ def turn(card: str, how: str, *expected: str) -> list[Step]:
 
 def reveal(*cards: str) -> list[Step]:
     return [tap(card, "card-revealed") for card in cards]
-
-
-def state(client: Any) -> dict[str, Any]:
-    response = client.get("/api/state")
-    assert response.status_code == 200
-    return response.get_json()
-
-
-def column(view: dict[str, Any], key: str) -> list[Any]:
-    return [player[key] for player in view["players"]]
 
 
 def pile(view: dict[str, Any], seat: int) -> list[str | None]:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from companion.daemon import Daemon
-from tests.conftest import AUTH, open_event_stream
+from tests.conftest import AUTH, column, open_event_stream, state
 
 LABELS = ["Safe 1", "Safe 2", "Top Secret 1", "Top Secret 2"]
 
@@ -51,16 +51,6 @@ def play(
         assert names.count("your-turn") <= 1, (step, names)
         assert [n for n in names if n != "your-turn"] == expected, step
     return view
-
-
-def state(client: Any) -> dict[str, Any]:
-    response = client.get("/api/state")
-    assert response.status_code == 200
-    return response.get_json()
-
-
-def column(view: dict[str, Any], key: str) -> list[Any]:
-    return [player[key] for player in view["players"]]
 
 
 def first(cues: list[dict[str, Any]], name: str) -> dict[str, Any]:
