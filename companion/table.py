@@ -56,6 +56,7 @@ class Table:
         self._events: list[Event] = []  # inputs in force, oldest first (undone ones removed)
         self._game: str | None = None
         self._state: Any = None
+        self._view: dict[str, Any] = dict(IDLE_VIEW)  # the public view of (_game, _state), kept current
         self._refold(effective_events(entry.event for entry in journal.entries()))
 
     # Reading
@@ -65,11 +66,10 @@ class Table:
         return self._game
 
     def view(self) -> dict[str, Any]:
-        """The public view of the table, or the idle view when no game has started."""
+        """The public view of the table, or the idle view when no game has started. Computed once per
+        change (`_settle`), so reading it costs nothing; callers must not change it."""
         with self._lock:
-            if self._game is None:
-                return dict(IDLE_VIEW)
-            return self.engines[self._game].public_view(self._state)
+            return self._view
 
     # Inputs
 
@@ -118,11 +118,10 @@ class Table:
                 game, state, cues = self._next(event)
             except GameError as error:
                 self._refuse(error)
-            asked_before = self.view()["prompt"].get("seat")
+            asked_before = self._view["prompt"].get("seat")
             self._write(event)
             self._events.append(event)
-            self._game, self._state = game, state
-            view = self.view()
+            view = self._settle(game, state)
             asked = view["prompt"].get("seat")
             # One place decides "your turn" for every game: whenever the prompt turns to another seat.
             # An engine may play it itself with a better text; then the table leaves it at that.
@@ -189,6 +188,13 @@ class Table:
                     f"the journal holds an input the rules refuse ({event}): {error}"
                 ) from error
         self._events = list(events)
+        self._settle(self._game, self._state)
+
+    def _settle(self, game: str | None, state: Any) -> dict[str, Any]:
+        """Make (game, state) the table's current game and compute its public view once."""
+        self._game, self._state = game, state
+        self._view = dict(IDLE_VIEW) if game is None else self.engines[game].public_view(state)
+        return self._view
 
     def _refuse(self, error: GameError, **data: Any) -> Any:
         self._emit([Cue(error.cue, text=str(error), data=data)], None)
