@@ -109,6 +109,7 @@ class Game:
 # ---------------------------------------------------------------------- data and setup
 
 
+@pytest.mark.rule("PEA-1")
 def test_the_data_defines_every_role_with_notches_equal_to_copies() -> None:
     by_role: dict[str, list[str]] = {}
     for card in DATA.cards.values():
@@ -131,6 +132,7 @@ def test_the_data_defines_every_role_with_notches_equal_to_copies() -> None:
     assert len(DATA.extra["combinations"]) == 7
 
 
+@pytest.mark.rule("PEA-3", "PEA-6")
 def test_deck_sizes_come_from_the_data() -> None:
     total = len(DATA.cards)
     assert ENGINE.deck_size(3) == total - 1 - 6 == 13
@@ -160,6 +162,7 @@ def test_wrong_data_is_refused(edit: Any, message: str) -> None:
         Peanuts(parse_game(raw, "peanuts.toml"))
 
 
+@pytest.mark.rule("PEA-2", "PEA-5", "PEA-22")
 def test_setup_options_and_targets() -> None:
     assert Game(3).view["target"] == 3
     assert Game(4).view["target"] == Game(5).view["target"] == 2
@@ -177,6 +180,7 @@ def test_setup_options_and_targets() -> None:
         ENGINE.setup(NAMES[:2], {})
 
 
+@pytest.mark.rule("PEA-6")
 def test_with_four_players_the_highest_assassin_is_set_aside() -> None:
     game = Game(4)
     assert game.view["set_aside"]["card"] == "peanuts/assassin-2"
@@ -191,6 +195,7 @@ def test_with_four_players_the_highest_assassin_is_set_aside() -> None:
     assert five.role(0) == "peanuts/assassin-2"
 
 
+@pytest.mark.rule("PEA-3", "PEA-4")
 def test_the_reveal_seat_by_seat() -> None:
     game = Game(3, start=1)
     assert game.prompt == {
@@ -222,6 +227,7 @@ def test_the_reveal_seat_by_seat() -> None:
 # ---------------------------------------------------------------------- a turn
 
 
+@pytest.mark.rule("PEA-7", "PEA-8")
 def test_a_turn_begins_with_a_draw() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     assert game.prompt["actions"] == [{"type": "draw", "label": "Draw a card"}]
@@ -247,6 +253,7 @@ def test_a_draw_from_an_empty_deck_is_refused() -> None:
 # ---------------------------------------------------------------------- ASSIST actions
 
 
+@pytest.mark.rule("PEA-13", "PEA-23", "PEA-39")
 def test_spy_discarded_face_up_goes_back_into_the_deck() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -256,6 +263,7 @@ def test_spy_discarded_face_up_goes_back_into_the_deck() -> None:
     assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-25")
 def test_telepath_assist_gives_an_extra_turn() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -268,6 +276,7 @@ def test_telepath_assist_gives_an_extra_turn() -> None:
     assert game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-9", "PEA-27")
 def test_assassin_discard_has_no_assist() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -276,6 +285,7 @@ def test_assassin_discard_has_no_assist() -> None:
     assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-29")
 def test_seer_assist_discards_one_card_face_down() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -292,6 +302,7 @@ def test_seer_assist_discards_one_card_face_down() -> None:
     assert game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-29", "PEA-39")
 def test_seer_assist_may_hide_the_spy_face_down() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -300,6 +311,7 @@ def test_seer_assist_may_hide_the_spy_face_down() -> None:
     assert game.pile(0) == [cid("seer-2"), None] and game.deck == 11
 
 
+@pytest.mark.rule("PEA-16", "PEA-27", "PEA-31", "PEA-45")
 def test_informant_assist_trades_two_hands_and_the_assassin_eliminates() -> None:
     game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
     game.do("draw")
@@ -321,6 +333,7 @@ def test_informant_assist_trades_two_hands_and_the_assassin_eliminates() -> None
     assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-12", "PEA-26")
 def test_a_telepath_role_is_never_asked_about_the_assassin() -> None:
     game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
     game.do("draw")
@@ -334,6 +347,7 @@ def test_a_telepath_role_is_never_asked_about_the_assassin() -> None:
     assert game.view["players"][3]["eliminated"]
 
 
+@pytest.mark.rule("PEA-33")
 def test_handler_assist_passes_every_role_one_seat() -> None:
     game = Game(3, ["informant-1", "seer-1", "agent-1"])
     game.do("draw")
@@ -348,6 +362,7 @@ def test_handler_assist_passes_every_role_one_seat() -> None:
     assert [game.role(s) for s in range(3)] == cid_list("informant-1 seer-1 agent-1")
 
 
+@pytest.mark.rule("PEA-35", "PEA-40")
 def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
     game = Game(5, ["seer-1", "assassin-1", "telepath-1", "informant-2", "handler-1"])
     game.do("draw")
@@ -369,6 +384,7 @@ def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
     assert game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-23", "PEA-35")
 def test_agent_target_discarding_the_spy_shuffles_it_in() -> None:
     game = Game(3, ["seer-1", "informant-1", "handler-1"])
     game.do("draw")
@@ -380,6 +396,7 @@ def test_agent_target_discarding_the_spy_shuffles_it_in() -> None:
     game.do("assassin", received=False)
 
 
+@pytest.mark.rule("PEA-41", "PEA-42")
 def test_faq_example_1_no_legal_target_voids_the_agent() -> None:
     # Cy is eliminated by the Secret Police; Ann and Bob (Assassin Role) remain.
     game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
@@ -398,6 +415,7 @@ def test_faq_example_1_no_legal_target_voids_the_agent() -> None:
     assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-41", "PEA-43")
 def test_faq_example_2_the_agent_with_an_empty_deck_does_nothing() -> None:
     game = Game(3, ["seer-1", "informant-1", "handler-1"])
     game.state.deck = 1  # position: one card left
@@ -408,6 +426,7 @@ def test_faq_example_2_the_agent_with_an_empty_deck_does_nothing() -> None:
     assert "showdown" in cues and game.prompt["step"] == "showdown" and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-9", "PEA-41")
 def test_seer_assist_with_an_empty_deck_does_nothing() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.state.deck = 1
@@ -416,6 +435,7 @@ def test_seer_assist_with_an_empty_deck_does_nothing() -> None:
     assert any(c.data.get("void") for c in game.cues) and game.prompt["step"] == "showdown"
 
 
+@pytest.mark.rule("PEA-41")
 def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
     game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
     game.do("draw")
@@ -428,6 +448,7 @@ def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
     assert any(c.data.get("void") for c in game.cues) and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-16", "PEA-37")
 def test_secret_police_assist_finds_the_spy() -> None:
     game = Game(3, ["seer-1", "secret-police-1", "informant-1"])
     game.do("draw")
@@ -446,6 +467,7 @@ def test_secret_police_assist_finds_the_spy() -> None:
     assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw"
 
 
+@pytest.mark.rule("PEA-37")
 def test_secret_police_without_the_spy() -> None:
     game = Game(3, ["seer-1", "secret-police-1", "informant-1"])
     game.do("draw")
@@ -459,6 +481,7 @@ def test_secret_police_without_the_spy() -> None:
 # ---------------------------------------------------------------------- DEPLOY actions
 
 
+@pytest.mark.rule("PEA-10", "PEA-11")
 def test_deploy_puts_the_old_role_face_up_in_the_pile() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -470,6 +493,7 @@ def test_deploy_puts_the_old_role_face_up_in_the_pile() -> None:
     assert game.deck == 12 and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-24")
 def test_spy_deploy_swaps_the_spy_for_the_top_card() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -482,6 +506,7 @@ def test_spy_deploy_swaps_the_spy_for_the_top_card() -> None:
     assert game.deck == 12 and game.hand_counts() == [1, 1, 1]
 
 
+@pytest.mark.rule("PEA-24")
 def test_spy_deploy_with_an_empty_deck_keeps_the_spy() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.state.deck = 1
@@ -491,6 +516,7 @@ def test_spy_deploy_with_an_empty_deck_keeps_the_spy() -> None:
     assert game.prompt["step"] == "showdown"
 
 
+@pytest.mark.rule("PEA-12", "PEA-28", "PEA-41")
 def test_assassin_role_protects_from_trades_and_discards() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -508,6 +534,7 @@ def test_assassin_role_protects_from_trades_and_discards() -> None:
     assert game.action_values("seats") == [[1, 2]]
 
 
+@pytest.mark.rule("PEA-12", "PEA-38")
 def test_secret_police_role_protects_from_the_secret_police() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -518,6 +545,7 @@ def test_secret_police_role_protects_from_the_secret_police() -> None:
     assert game.action_values("seat") == [2]
 
 
+@pytest.mark.rule("PEA-30")
 def test_seer_deploy_draws_two_then_puts_two_under_the_deck() -> None:
     game = Game(3, ["informant-1", "handler-1", "agent-1"])
     game.do("draw")
@@ -528,6 +556,7 @@ def test_seer_deploy_draws_two_then_puts_two_under_the_deck() -> None:
     assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-30")
 def test_seer_deploy_with_one_card_left_draws_one() -> None:
     game = Game(3, ["informant-1", "handler-1", "agent-1"])
     game.state.deck = 2
@@ -538,6 +567,7 @@ def test_seer_deploy_with_one_card_left_draws_one() -> None:
     assert game.deck == 1 and game.prompt["step"] == "draw"
 
 
+@pytest.mark.rule("PEA-14", "PEA-15", "PEA-30")
 def test_instant_win_after_the_seer_deploy() -> None:
     game = Game(3, ["informant-1", "handler-1", "agent-1"])
     game.do("draw")
@@ -562,6 +592,7 @@ def test_instant_win_after_the_seer_deploy() -> None:
     assert view["prompt"]["step"] == "round-over" and view["prompt"]["seat"] is None
 
 
+@pytest.mark.rule("PEA-13", "PEA-32")
 def test_informant_deploy_draws_then_puts_a_card_back_on_top() -> None:
     game = Game(3, ["seer-1", "handler-1", "agent-1"])
     game.do("draw")
@@ -575,6 +606,7 @@ def test_informant_deploy_draws_then_puts_a_card_back_on_top() -> None:
     assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-32")
 def test_informant_deploy_with_an_empty_deck_does_nothing() -> None:
     game = Game(3, ["seer-1", "handler-1", "agent-1"])
     game.state.deck = 1
@@ -583,6 +615,7 @@ def test_informant_deploy_with_an_empty_deck_does_nothing() -> None:
     assert any(c.data.get("void") for c in game.cues) and game.prompt["step"] == "showdown"
 
 
+@pytest.mark.rule("PEA-34")
 def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() -> None:
     game = Game(5, ["informant-1", "seer-1", "assassin-1", "agent-1", "telepath-1"])
     game.do("draw")
@@ -606,6 +639,7 @@ def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() 
     assert game.prompt["seat"] == 2
 
 
+@pytest.mark.rule("PEA-34")
 def test_handler_deploy_can_take_back_by_tapping_a_face_up_card() -> None:
     game = Game(3, ["informant-1", "seer-1", "agent-1"])
     game.do("draw")
@@ -618,6 +652,7 @@ def test_handler_deploy_can_take_back_by_tapping_a_face_up_card() -> None:
     assert game.prompt["seat"] == 1
 
 
+@pytest.mark.rule("PEA-36")
 def test_agent_deploy_uses_another_players_role_assist() -> None:
     game = Game(4, ["informant-1", "assassin-1", "handler-1", "secret-police-1"])
     game.do("draw")
@@ -634,6 +669,7 @@ def test_agent_deploy_uses_another_players_role_assist() -> None:
 # ---------------------------------------------------------------------- eliminations and rounds
 
 
+@pytest.mark.rule("PEA-17", "PEA-21")
 def test_last_player_standing_wins_and_starts_the_next_round() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"], start=0)
     game.do("draw")
@@ -660,6 +696,7 @@ def test_last_player_standing_wins_and_starts_the_next_round() -> None:
     assert view["prompt"]["seat"] == 0
 
 
+@pytest.mark.rule("PEA-21")
 def test_the_round_winner_starts_the_next_round() -> None:
     game = Game(3, ["informant-1", "handler-1", "agent-1"], start=1)
     game.do("draw")
@@ -671,6 +708,7 @@ def test_the_round_winner_starts_the_next_round() -> None:
     assert game.prompt["seat"] == 1 and game.view["turn"] == 1
 
 
+@pytest.mark.rule("PEA-22")
 def test_the_game_ends_at_the_target() -> None:
     game = Game(3, ["informant-1", "handler-1", "agent-1"], target=1)
     game.do("draw")
@@ -694,6 +732,7 @@ def test_the_game_ends_at_the_target() -> None:
 # ---------------------------------------------------------------------- Finding the Family
 
 
+@pytest.mark.rule("PEA-14")
 def test_a_claim_with_the_role_as_one_of_the_family() -> None:
     game = Game(3, ["telepath-1", "handler-1", "agent-1"])
     game.do("draw")
@@ -703,6 +742,7 @@ def test_a_claim_with_the_role_as_one_of_the_family() -> None:
     assert "family-found" in game.tap("spy-1")
 
 
+@pytest.mark.rule("PEA-14")
 def test_false_claims_are_refused() -> None:
     game = Game(3, ["informant-1", "telepath-1", "agent-1"])
     game.refused({"type": "claim-family"}, "right after a draw")
@@ -722,6 +762,7 @@ def test_false_claims_are_refused() -> None:
     assert game.view["players"][0]["score"] == 0
 
 
+@pytest.mark.rule("PEA-15", "PEA-32")
 def test_a_claim_may_follow_the_informant_deploy_draw() -> None:
     """The FAQ counts the Informant's DEPLOY as a draw: the claim comes after the draw, before a
     card goes back on top. With the Informant as her Role and two cards in hand, Ann can never
@@ -743,6 +784,7 @@ def test_a_claim_may_follow_the_informant_deploy_draw() -> None:
     game.refused({"type": "claim-family", "seat": 0}, "Only Bob has just drawn")
 
 
+@pytest.mark.rule("PEA-15", "PEA-35")
 def test_a_claim_may_follow_the_agents_draw() -> None:
     """The Agent's ASSIST: the player draws, and may claim before the target takes a card."""
     game = Game(3, ["telepath-1", "handler-1", "seer-1"])
@@ -789,6 +831,7 @@ def showdown(
 SPARE_ROLES = ["secret-police-2", "secret-police-3", "secret-police-4"]
 
 
+@pytest.mark.rule("PEA-19")
 def test_the_combination_table() -> None:
     rank = {
         name: ENGINE.combination(cid(a), cid(b))
@@ -820,6 +863,7 @@ BETTER_WORSE = [
 ]
 
 
+@pytest.mark.rule("PEA-18", "PEA-19")
 @pytest.mark.parametrize(("better", "worse"), BETTER_WORSE)
 def test_a_higher_combination_wins_the_showdown(better: tuple[str, str], worse: tuple[str, str]) -> None:
     # Ann (seat 0) holds the worse combination, Bob (seat 1) the better one.
@@ -830,6 +874,7 @@ def test_a_higher_combination_wins_the_showdown(better: tuple[str, str], worse: 
     assert game.view["players"][1]["score"] == 1
 
 
+@pytest.mark.rule("PEA-19", "PEA-20")
 def test_any_combination_beats_fewer_notches() -> None:
     game = showdown(["handler-1", "seer-1", *SPARE_ROLES], {0: "agent-1", 1: "spy-1"})
     result = game.view["showdown"]
@@ -839,6 +884,7 @@ def test_any_combination_beats_fewer_notches() -> None:
     assert hands[1]["combination"] is None and hands[1]["notches"] == 3
 
 
+@pytest.mark.rule("PEA-18", "PEA-20")
 def test_without_combinations_the_fewest_notches_win() -> None:
     game = showdown(["secret-police-1", "seer-1", *SPARE_ROLES], {0: "handler-1", 1: "informant-1"})
     result = game.view["showdown"]
@@ -847,6 +893,7 @@ def test_without_combinations_the_fewest_notches_win() -> None:
     assert all(h["discard_notches"] is None for h in result["hands"])  # piles were not needed
 
 
+@pytest.mark.rule("PEA-20")
 def test_a_notch_tie_goes_to_the_fewest_discard_notches_face_down_included() -> None:
     # Ann: Seer 2 + Informant 3 = 5; Bob: Telepath 2 + Handler 3 = 5 (no combination).
     # Ann's pile: Seer 2 + the Agent she just discarded 3 = 5.
@@ -901,6 +948,7 @@ def test_an_unknown_face_down_card_is_not_asked_when_the_piles_do_not_decide() -
     assert game.view["showdown"]["decided_by"] == "notches" and game.prompt["step"] == "round-over"
 
 
+@pytest.mark.rule("PEA-20")
 def test_a_combination_tie_goes_to_notches_then_discards() -> None:
     game = showdown(
         ["telepath-1", "telepath-2", *SPARE_ROLES],
@@ -1149,6 +1197,7 @@ def test_a_claim_may_use_a_card_recorded_face_down() -> None:
     assert "family-found" in game.tap("assassin-1")
 
 
+@pytest.mark.rule("PEA-11")
 def test_the_public_view_never_names_a_face_down_card() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
@@ -1740,3 +1789,67 @@ def test_whole_games_with_real_cards(players: int, seed: int) -> None:
     assert all(view["players"][s]["score"] >= target for s in view["winners"])
     assert sum(p["score"] for p in view["players"]) >= len(view["rounds"])
     assert view["prompt"]["step"] == "game-over"
+
+
+# ---------------------------------------------------------------------- rules not covered above
+
+
+@pytest.mark.rule("PEA-15", "PEA-29")
+def test_the_seers_look_is_not_a_draw() -> None:
+    """Looking at the top cards neither finds the family nor asks about the Assassin."""
+    game = Game(3, ["informant-1", "seer-1", "handler-1"])
+    game.do("draw")
+    game.play("seer-2", "assist")
+    assert game.prompt["step"] == "face-down" and "claim-family" not in game.action_values("type")
+    game.refused({"type": "claim-family"}, "right after a draw")
+    game.tap("assassin-1")  # the Assassin looked at goes face down: nobody is asked about it
+    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+
+
+@pytest.mark.rule("PEA-40")
+def test_a_draw_never_asks_about_the_assassin() -> None:
+    """The turn's draw, the Informant's DEPLOY and the Seer's DEPLOY are draws: the Assassin among the
+    cards drawn eliminates nobody, so the companion never asks."""
+    game = Game(3, ["handler-1", "agent-1", "telepath-1"])
+    steps = [game.prompt["step"]]
+    game.do("draw")
+    steps.append(game.prompt["step"])
+    game.play("informant-1", "deploy")  # Ann draws the top card
+    steps.append(game.prompt["step"])
+    game.do("done")
+    game.do("draw")  # Bob
+    game.play("seer-1", "deploy")  # Bob draws two
+    steps.append(game.prompt["step"])
+    game.do("done")
+    steps.append(game.prompt["step"])
+    assert steps == ["draw", "act", "informant-draw", "seer-draw", "draw"]
+    assert game.prompt["seat"] == 2
+
+
+@pytest.mark.rule("PEA-44")
+def test_the_secret_police_on_the_last_card_brings_the_spy_back_to_draw() -> None:
+    """The tip: Ann draws the last card and her Secret Police finds the Spy in Bob's hand. The Spy is
+    shuffled into the empty deck, so the round goes on, and Ann's extra turn draws it."""
+    game = Game(3, ["telepath-1", "informant-1", "handler-1"], start=1)
+    game.state.deck = 3  # position: three cards left
+    game.do("draw")
+    game.play("assassin-1", "assist")  # Bob: no ASSIST
+    game.do("draw")
+    game.play("secret-police-2", "assist")  # Cy looks at Bob's hand: no Spy yet
+    game.do("target", seat=1)
+    game.do("spy-found", found=False)
+    game.do("draw")  # Ann takes the last card
+    assert game.deck == 0
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=1)
+    game.do("spy-found", found=True)
+    cues = game.tap("spy-1", seat=1)
+    assert {"player-eliminated", "shuffle-in", "extra-turn"} <= set(cues)
+    assert game.deck == 1 and game.prompt["step"] == "draw" and game.prompt["seat"] == 0
+    game.do("draw")  # the one card in the deck: the Spy
+    assert game.deck == 0 and game.hand_counts() == [2, 0, 1]
+    game.play("agent-1", "assist")  # Ann keeps the Spy; the Agent finds no card to draw
+    assert game.prompt["step"] == "showdown"
+    game.tap("spy-1", seat=0)
+    game.tap("agent-2", seat=2)
+    assert game.view["showdown"]["winners"] == [0]  # Spy x Telepath beats Handler x Agent

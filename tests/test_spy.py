@@ -63,6 +63,7 @@ def refused(state: SpyState, event: dict[str, Any], match: str) -> GameError:
 # ----------------------------------------------------------------------------------------- the data
 
 
+@pytest.mark.rule("SPY-2")
 def test_data_has_the_rulebook_components() -> None:
     cards = DATA.cards.values()
     assert len(DATA.cards) == 30
@@ -107,6 +108,7 @@ def test_bad_data_is_refused_clearly(spoil: Any, message: str) -> None:
 # ---------------------------------------------------------------------------------------------- setup
 
 
+@pytest.mark.rule("SPY-4", "SPY-6")
 def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
     state = ENGINE.setup(["Ann", "Bob", "Cy"], {"start": 2})
     view = ENGINE.public_view(state)
@@ -131,6 +133,7 @@ def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
     assert [p["colour"] for p in view["players"]] == ["purple", "blue", "green"]
 
 
+@pytest.mark.rule("SPY-3")
 def test_two_player_game_uses_green_and_red_only() -> None:
     state = ENGINE.setup(["Ann", "Bob"], {})
     actions = ENGINE.public_view(state)["prompt"]["actions"]
@@ -142,6 +145,7 @@ def test_two_player_game_uses_green_and_red_only() -> None:
     assert state.status == "playing" and state.turn == 0
 
 
+@pytest.mark.rule("SPY-3")
 @pytest.mark.parametrize(
     ("players", "options", "message"),
     [
@@ -160,6 +164,7 @@ def test_bad_setup_is_refused(players: list[str], options: dict[str, Any], messa
 # ------------------------------------------------------------------------------- the rulebook examples
 
 
+@pytest.mark.rule("SPY-19", "SPY-20")
 def test_example_turns_1_and_2() -> None:
     state = new_game(["green", "purple", "red"])  # Ann green, Bob purple, Cy red; Ann starts
 
@@ -190,6 +195,7 @@ def test_example_turns_1_and_2() -> None:
     assert view["last_outcome"]["kind"] == "revealed" and view["turn"] == 2
 
 
+@pytest.mark.rule("SPY-13")
 def test_a_card_that_is_not_the_target_answers_its_type_only() -> None:
     state = new_game(["green", "red"])
     state, cues, view = step(state, tap("red-safe-2"))
@@ -202,6 +208,7 @@ def test_a_card_that_is_not_the_target_answers_its_type_only() -> None:
     assert cues[0].name == "spied" and cues[0].text == "It's a Top Secret" and cues[0].seat == 0
 
 
+@pytest.mark.rule("SPY-6", "SPY-7", "SPY-8", "SPY-14")
 def test_exposure_order_then_top_secret_2_eliminates_its_owner() -> None:
     state = new_game(["green", "red", "blue"])
     # Ann (green) works through Bob's (red) track; Bob and Cy pass in between.
@@ -222,6 +229,7 @@ def test_exposure_order_then_top_secret_2_eliminates_its_owner() -> None:
     refused(state, tap("red-bomb-1"), "Bob is out")
 
 
+@pytest.mark.rule("SPY-7", "SPY-15", "SPY-16")
 def test_a_lit_bomb_blows_up_the_spier_and_stays_secret() -> None:
     state = new_game(["green", "red", "purple"])
     state, _ = ENGINE.apply(state, tap("purple-bomb-2"))  # Ann lights it
@@ -238,6 +246,7 @@ def test_a_lit_bomb_blows_up_the_spier_and_stays_secret() -> None:
     assert "bomb-2" not in json.dumps(view) and "Bomb 2" not in json.dumps(view)
 
 
+@pytest.mark.rule("SPY-21")
 def test_already_exposed_card_changes_nothing_but_ends_the_turn() -> None:
     state = new_game(["green", "red", "blue"])
     state, _ = ENGINE.apply(state, tap("red-safe-1"))  # Ann exposes Bob's Safe 1
@@ -256,6 +265,7 @@ def test_already_exposed_card_changes_nothing_but_ends_the_turn() -> None:
     assert cues[0].text == "Red Safe 1 is already exposed: nothing new."
 
 
+@pytest.mark.rule("SPY-9", "SPY-18")
 def test_pass_and_dropped_cards() -> None:
     state = new_game(["green", "red", "purple", "blue"], start=3)
     view = ENGINE.public_view(state)
@@ -284,6 +294,7 @@ def test_pass_and_dropped_cards() -> None:
 # ------------------------------------------------------------------------------------ decks and winner
 
 
+@pytest.mark.rule("SPY-2", "SPY-3")
 def test_extra_bombs_belong_to_two_player_games_only() -> None:
     state = new_game(["green", "red"])
     state, cues, view = step(state, tap("red-bomb-2-extra"))
@@ -301,6 +312,7 @@ def test_extra_bombs_belong_to_two_player_games_only() -> None:
         assert cues[0].name == "bomb-lit"
 
 
+@pytest.mark.rule("SPY-1", "SPY-6", "SPY-17")
 def test_a_game_to_its_winner() -> None:
     state = new_game(["green", "red", "purple"], start=1)  # Bob starts
     state, _ = ENGINE.apply(state, tap("green-bomb-1"))  # Bob lights Ann's Bomb 1
@@ -324,6 +336,7 @@ def test_a_game_to_its_winner() -> None:
     refused(state, {"type": "eliminate", "seat": 2}, "game is over")
 
 
+@pytest.mark.rule("SPY-17", "SPY-18")
 def test_the_last_cues_of_a_won_game() -> None:
     state = new_game(["green", "red"])
     state, _ = ENGINE.apply(state, tap("red-bomb-1"))  # Ann lights Bob's bomb
@@ -336,6 +349,7 @@ def test_the_last_cues_of_a_won_game() -> None:
 # ----------------------------------------------------------------------------------------- refusals
 
 
+@pytest.mark.rule("SPY-12")
 def test_refusals_leave_the_state_equal() -> None:
     setup = ENGINE.setup(["Ann", "Bob", "Cy"], {})
     refused(setup, tap("green-safe-1"), "Setup first: Ann, tap the Spy card")
@@ -507,3 +521,19 @@ def test_random_games_keep_secrets_and_invariants(players: int, start: int, valu
         for player in view["players"]:
             assert 0 <= player["bombs_lit"] <= player["bombs"]
             assert player["eliminated"] or not all(e["revealed"] for e in player["exposure"])
+
+
+@pytest.mark.rule("SPY-5", "SPY-10", "SPY-11")
+def test_bases_and_moves_stay_at_the_table() -> None:
+    """Every base starts with no bomb lit and nothing exposed. Where a card sits, how the Spy moves
+    and loops round the base are said and done at the table: a turn offers no move, and a spy is
+    accepted on any card of another base."""
+    state = new_game(["green", "red", "purple"])
+    view = ENGINE.public_view(state)
+    for player in view["players"]:
+        assert player["bombs_lit"] == 0 and player["next"] == 0
+        assert not any(slot["revealed"] for slot in player["exposure"])
+    assert {a["type"] for a in view["prompt"]["actions"]} == {"pass", "eliminate"}
+    refused(state, {"type": "move", "steps": 2}, "no action 'move'")
+    state, cues, view = step(state, tap("purple-top-secret-2"))  # any place in Cy's base
+    assert cues[0].name == "spied" and view["turn"] == 1

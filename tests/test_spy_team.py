@@ -119,6 +119,7 @@ def sabotage_round(engine: SpyTeam, state: SpyTeamState, victim: int) -> tuple[S
 # Data and setup.
 
 
+@pytest.mark.rule("ST-1", "ST-2")
 def test_seed_data_has_the_48_cards_tiles_and_teams(data: GameData) -> None:
     assert len(data.cards) == 48
     assert data.cards["spy-team/red-17"].name == "Red 17"
@@ -137,6 +138,7 @@ def test_setup_starts_round_one_waiting_for_missions(engine: SpyTeam) -> None:
     assert view["players"][2] == {"seat": 2, "name": "Cid", "score": 0, "eliminated": False, "team": "C.A.T."}
 
 
+@pytest.mark.rule("ST-1")
 @pytest.mark.parametrize(
     ("players", "options", "match"),
     [
@@ -156,6 +158,7 @@ def test_setup_refuses_bad_players_and_options(
         engine.setup(list(players), options)
 
 
+@pytest.mark.rule("ST-3", "ST-12")
 def test_start_option_sets_the_first_leader(engine: SpyTeam) -> None:
     state = start(engine, start=2)
     view = engine.public_view(state)
@@ -166,6 +169,7 @@ def test_start_option_sets_the_first_leader(engine: SpyTeam) -> None:
 # Tricks.
 
 
+@pytest.mark.rule("ST-14", "ST-15")
 def test_lead_colour_wins_over_a_higher_off_colour_card(engine: SpyTeam) -> None:
     state = start(engine)
     state, cues = play(engine, state, "r5", "b24", "r9", "r2")
@@ -177,6 +181,7 @@ def test_lead_colour_wins_over_a_higher_off_colour_card(engine: SpyTeam) -> None
     assert engine.public_view(state)["turn"] == 2
 
 
+@pytest.mark.rule("ST-16")
 def test_camouflage_lowest_card_wins(engine: SpyTeam) -> None:
     state = start(engine)
     state, cues = play(engine, state, "b20", "b3", "b24", "b11")
@@ -190,6 +195,7 @@ def test_camouflage_lowest_card_wins(engine: SpyTeam) -> None:
     assert [c["number"] for c in view["last_trick"]["cards"]] == [20, 3, 24, 11]
 
 
+@pytest.mark.rule("ST-15", "ST-16")
 def test_strongest_card_rules_directly(data: GameData) -> None:
     def cards(*shorts: str) -> list[Any]:
         return [data.cards[cid(s)] for s in shorts]
@@ -199,6 +205,7 @@ def test_strongest_card_rules_directly(data: GameData) -> None:
     assert strongest(cards("r10", "b24", "b23", "b22")) == (0, False)  # only card of the lead colour
 
 
+@pytest.mark.rule("ST-12", "ST-17")
 def test_the_winner_leads_the_next_trick_and_cues_follow_the_turn(engine: SpyTeam) -> None:
     state = start(engine)
     state, cues = step(engine, state, {"type": "tap", "card": cid("r5"), "seat": 0})
@@ -279,6 +286,7 @@ def test_mission_prompt_lists_every_choice_for_both_teams(engine: SpyTeam) -> No
         engine.apply(state, action)
 
 
+@pytest.mark.rule("ST-7", "ST-8")
 def test_mission_targets_go_to_the_sender_and_the_teammate(engine: SpyTeam) -> None:
     state = engine.setup(list(NAMES), {})
     state, cues = step(engine, state, mission(2, "1/5", 5))  # Cid takes 5, so Ann takes 1
@@ -312,6 +320,7 @@ def test_bad_missions_are_refused(engine: SpyTeam, event: dict[str, Any], match:
     refused(engine, engine.setup(list(NAMES), {}), event, match)
 
 
+@pytest.mark.rule("ST-7", "ST-9")
 def test_a_mission_may_change_until_the_first_card(engine: SpyTeam) -> None:
     state = start(engine)  # Ann 1 / Cid 5
     state, cues = step(engine, state, mission(2, "2/4", 2))  # Cid changes it: Cid 2, Ann 4
@@ -327,6 +336,7 @@ def test_a_mission_may_change_until_the_first_card(engine: SpyTeam) -> None:
 # Rounds.
 
 
+@pytest.mark.rule("ST-18", "ST-20", "ST-21")
 def test_mission_accomplished_ends_the_round_with_cards_left(engine: SpyTeam) -> None:
     state = start(engine)  # C.A.T.: Ann 1, Cid 5; B.I.R.D.: 3/3
     state, _ = win_trick(engine, state, 0)
@@ -358,6 +368,7 @@ def test_mission_accomplished_ends_the_round_with_cards_left(engine: SpyTeam) ->
     assert view["turn"] is None and view["prompt"]["tap"] is False
 
 
+@pytest.mark.rule("ST-19", "ST-20")
 def test_sabotage_ends_the_round_at_once_and_the_rivals_complete(engine: SpyTeam) -> None:
     state = start(engine)  # Ann aims for 1 trick; B.I.R.D. on 3/3
     state, cues = win_trick(engine, state, 0)
@@ -387,6 +398,7 @@ def test_sabotage_ends_the_round_at_once_and_the_rivals_complete(engine: SpyTeam
     assert [p["score"] for p in view["players"]] == [0, 1, 0, 1]
 
 
+@pytest.mark.rule("ST-19")
 def test_going_over_on_the_high_target_is_sabotage_too(engine: SpyTeam) -> None:
     state = start(engine, cat=(0, "2/4", 4), bird=(1, "1/5", 5))  # Bob aims for 5, Dee for 1
     for _ in range(5):
@@ -397,6 +409,7 @@ def test_going_over_on_the_high_target_is_sabotage_too(engine: SpyTeam) -> None:
     assert state.teams[CAT].tiles_removed == ["2/4"] and state.rounds[0].winners == [0, 2]
 
 
+@pytest.mark.rule("ST-10")
 def test_a_removed_tile_is_refused_in_later_rounds(engine: SpyTeam) -> None:
     state = start(engine, bird=(1, "2/4", 2))
     state, _ = win_trick(engine, state, 0)
@@ -410,6 +423,7 @@ def test_a_removed_tile_is_refused_in_later_rounds(engine: SpyTeam) -> None:
     assert state.teams[CAT].mission is not None and state.teams[CAT].mission.tile == "2/4"
 
 
+@pytest.mark.rule("ST-21")
 def test_start_player_passes_left_each_round(engine: SpyTeam) -> None:
     state = engine.setup(list(NAMES), {"start": 3})
     starts = [state.start_seat]
@@ -423,6 +437,7 @@ def test_start_player_passes_left_each_round(engine: SpyTeam) -> None:
     assert engine.public_view(state)["prompt"]["text"] == "Bob: lead the first trick"
 
 
+@pytest.mark.rule("ST-4", "ST-22")
 def test_the_game_ends_when_a_team_removes_its_third_tile(engine: SpyTeam) -> None:
     state = engine.setup(list(NAMES), {})
     for victim in (0, 2):
@@ -542,6 +557,7 @@ def test_the_shipped_data_round_trips(data: GameData) -> None:
 # Property: random legal games.
 
 
+@pytest.mark.rule("ST-4", "ST-5", "ST-23")
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_random_legal_games(engine: SpyTeam, data: st.DataObject) -> None:
@@ -619,3 +635,20 @@ def test_random_legal_games(engine: SpyTeam, data: st.DataObject) -> None:
     champion = next(i for i, team in enumerate(state.teams) if not team.tiles_left)
     assert state.winners == sorted(state.teams[champion].seats)
     assert 3 <= len(state.rounds) <= 5
+
+
+@pytest.mark.rule("ST-5", "ST-6", "ST-11", "ST-13")
+def test_hands_the_deal_and_the_swap_stay_at_the_table(engine: SpyTeam) -> None:
+    """The companion never sees a hand: the deal, the colours and order in the stands and the partners'
+    swap need no input, and any card not yet played this round is taken from the seat whose turn it
+    is, whichever end of the hand (or the set-aside pile) it came from."""
+    state = start(engine)
+    view = engine.public_view(state)
+    assert view["turn"] == 0 and view["prompt"]["tap"] is True
+    assert view["prompt"]["text"] == "Ann: lead the first trick"  # no step for the swap
+    assert {a["type"] for a in view["prompt"]["actions"]} == {"mission"}
+    assert not {"hand", "hands", "deck", "set_aside"} & set(view)
+    # Whatever the cards, each tap is the card of the seat whose turn it is.
+    state, cues = play(engine, state, "b2", "r24", "b1", "r3")
+    assert [c.seat for c in cues if c.name == "card-accepted"] == [0, 1, 2, 3]
+    assert engine.public_view(state)["last_trick"]["winner"] == 0  # Blue 2 leads: blue wins
