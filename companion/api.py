@@ -9,15 +9,18 @@ with a wrong value).
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, stream_with_context
+from werkzeug.exceptions import BadRequest as NotJSON
 from werkzeug.exceptions import HTTPException
 
 from companion.app import services
+from companion.events import StreamRefused, refusal
 from companion.games.base import GameError
+from companion.server import connection_hooks
 
 api = Blueprint("api", __name__)
 
@@ -44,7 +47,10 @@ def control(view: Callable[..., Any]) -> Callable[..., Any]:
 
 def json_body() -> dict[str, Any]:
     """The request's JSON object; a malformed body is refused with an error cue on the table."""
-    body = request.get_json(force=True, silent=True)  # `curl -d` sends no JSON content type
+    try:
+        body = request.get_json(force=True)  # `curl -d` sends no JSON content type
+    except (ValueError, RecursionError, NotJSON):  # not JSON, not UTF-8, nested too deep
+        body = None
     if not isinstance(body, dict):
         message = "The request body must be a JSON object."
         services().table.report_error(message)
@@ -96,8 +102,20 @@ def state() -> Any:
 
 @api.get("/api/events")
 def events() -> Response:
+    """The live stream. Subscribe first, then read the view: an input landing in between is then
+    queued for this client instead of lost (companion.events)."""
     svc = services()
-    stream = svc.broker.stream(svc.table.view())
+    disconnected, close = connection_hooks(request.environ)
+    try:
+        client = svc.broker.subscribe(request.remote_addr or "", disconnected, close)
+    except StreamRefused as refused:
+        return event_stream(refusal(str(refused)))
+    response = event_stream(svc.broker.stream(client, svc.table.view()))
+    response.call_on_close(lambda: svc.broker.unsubscribe(client))  # even if it never started
+    return response
+
+
+def event_stream(stream: Iterator[str]) -> Response:
     return Response(
         stream_with_context(stream),
         mimetype="text/event-stream",

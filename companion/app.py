@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ipaddress
+import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Flask, current_app, send_from_directory
+from flask import Flask, current_app, jsonify, request, send_from_directory
 
 from companion.catalog import GameData
 from companion.events import Broker
@@ -37,6 +39,7 @@ def create_app(
     catalog: dict[str, GameData],
     token: str | None,
     health: Callable[[], dict[str, Any]] | None = None,
+    hosts: Iterable[str] = (),
 ) -> Flask:
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered."""
@@ -51,6 +54,19 @@ def create_app(
     app.extensions["companion"] = Services(table, broker, catalog, token, health or (lambda: {}))
     app.register_blueprint(api)
     app.register_blueprint(cards_api)
+    allowed = allowed_hosts(hosts)
+
+    @app.before_request
+    def known_host() -> Any:
+        """Against DNS rebinding: a page on another site that makes its name point at the table
+        still sends that name as Host, and is refused here (pages, API and event stream alike)."""
+        host = request.environ.get("HTTP_HOST")
+        if host is None or host_allowed(host, allowed):
+            return None
+        message = (
+            f"This table does not answer to the name {host!r}: use its address or a name in [server] hosts."
+        )
+        return jsonify({"error": message}), 421
 
     @app.get("/")
     def scoreboard() -> Any:
@@ -61,3 +77,33 @@ def create_app(
         return send_from_directory(web, "control.html")
 
     return app
+
+
+def allowed_hosts(extra: Iterable[str] = ()) -> frozenset[str]:
+    """The names the Host header may carry besides an IP literal: localhost, this machine's name
+    and its mDNS name (name.local), and the names listed in the config."""
+    name = socket.gethostname().lower()
+    names = {"localhost", name, f"{name}.local", *(host.lower().rstrip(".") for host in extra)}
+    return frozenset(names)
+
+
+def host_allowed(host: str, allowed: frozenset[str]) -> bool:
+    """Whether a Host header ("name", "name:port", "1.2.3.4:80", "[::1]:80") names this table."""
+    name = host.strip().lower()
+    if name.startswith("["):  # an IPv6 literal, with or without a port
+        literal, bracket, _ = name[1:].partition("]")
+        return bool(bracket) and _is_ip(literal)
+    if name.count(":") == 1:
+        name, _, port = name.partition(":")
+        if not port.isdigit():
+            return False
+    name = name.rstrip(".")
+    return _is_ip(name) or name in allowed
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True

@@ -134,7 +134,10 @@ def forget(uid: str) -> Any:
 @cards_api.get("/api/cards/export")
 @control
 def export() -> Any:
-    return jsonify(desk().registry.export())
+    registry = desk().registry
+    if registry.stand_in and registry.problem:  # an empty export would look like a lost deck
+        raise Unavailable(f"The card registry cannot be read ({registry.problem}): nothing to export.")
+    return jsonify(registry.export())
 
 
 @cards_api.post("/api/cards/import")

@@ -93,17 +93,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def serve(config: Config, show_token: bool = False) -> int:
-    from waitress.server import create_server
-
     from companion.daemon import Daemon
+    from companion.server import build_server
 
-    daemon = Daemon(config)
+    try:
+        daemon = Daemon(config)
+    except ConfigError as error:  # [pins], [sound], readers: checked as the parts are built
+        raise ConfigError(f"{config.source}: {error}" if config.source else str(error)) from None
     try:
         # One thread per scoreboard held open by its event stream (the broker caps them), plus
-        # threads that only API calls and pages ever use.
-        server: Any = create_server(
-            daemon.app, host=config.host, port=config.port, threads=daemon.broker.max_clients + 8, ident=None
-        )
+        # threads that only API calls and pages ever use (companion.server).
+        server: Any = build_server(daemon.app, config.host, config.port, streams=daemon.broker.capacity)
     except OSError as error:
         daemon.close()
         raise StartError(f"cannot listen on {config.host}:{config.port}: {error.strerror}") from error

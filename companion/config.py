@@ -38,6 +38,9 @@ class Config:
     token: str | None = None
     host: str = "0.0.0.0"
     port: int = 8000
+    hosts: list[str] = field(default_factory=list)  # extra names the Host header may carry
+    scoreboards: int = 32  # event streams open at once (each holds a server thread)
+    streams_per_address: int = 4  # ... of which one client address may hold
     db: Path = field(default_factory=lambda: Path("companion.db"))
     readers: list[dict[str, Any]] = field(default_factory=lambda: [{"device": "auto"}])
     pins: dict[str, Any] = field(default_factory=dict)
@@ -50,28 +53,44 @@ class Config:
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
     """Read `path` (if given) and apply COMPANION_TOKEN / COMPANION_DB from `env`."""
     env = dict(os.environ) if env is None else env
-    raw: dict[str, Any] = {}
-    if path is not None:
-        try:
-            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as error:
-            raise ConfigError(f"cannot read the config file {path}: {error.strerror}") from error
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"the config file {path} is not valid TOML: {error}") from error
+    raw = {} if path is None else read_toml(Path(path))
     config = Config(source=Path(path) if path else None)
+    try:
+        _read_tables(config, raw)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}" if path else str(error)) from None
+    if env.get("COMPANION_TOKEN"):
+        config.token = env["COMPANION_TOKEN"]
+    if env.get("COMPANION_DB"):
+        config.db = Path(env["COMPANION_DB"])
+    return config
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; anything wrong with the file itself is one line naming it."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read the config file {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        where = f"byte {error.start + 1} is 0x{error.object[error.start]:02x}"
+        raise ConfigError(f"{path}: not UTF-8 text ({where}): save it as UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the config file {path} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a config: tables or lists nested too deep") from None
+
+
+def _read_tables(config: Config, raw: dict[str, Any]) -> None:
     # A misspelt key must not quietly mean its default: name it. ([pins], [sound] and the reader
     # tables are checked where they are read: companion.pins, companion.feedback, companion.readers.)
     _known(raw, "the config", {"server", "journal", "reader", "readers", "pins", "sound", "cards"})
-    server = _table(raw, "server")
-    _known(server, "[server]", {"host", "port", "token"})
-    config.host = _value(server, "host", str, config.host)
-    config.port = _value(server, "port", int, config.port)
-    if not 1 <= config.port <= 65535:
-        raise ConfigError(f"'port' in the config must be from 1 to 65535, not {config.port}")
-    config.token = _value(server, "token", str, None)
+    _read_server(config, _table(raw, "server"))
     journal = _table(raw, "journal")
     _known(journal, "[journal]", {"path"})
-    config.db = Path(_value(journal, "path", str, str(config.db)))
+    config.db = Path(_value(journal, "[journal] path", str, str(config.db)))
     if "readers" in raw:
         if not isinstance(raw["readers"], list) or not all(isinstance(r, dict) for r in raw["readers"]):
             raise ConfigError("[[readers]] must be a list of tables with a 'device' and a 'seat'")
@@ -82,11 +101,29 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     config.sound = _table(raw, "sound")
     config.cards = _table(raw, "cards")
     _known(config.cards, "[cards]", {"path"})
-    if env.get("COMPANION_TOKEN"):
-        config.token = env["COMPANION_TOKEN"]
-    if env.get("COMPANION_DB"):
-        config.db = Path(env["COMPANION_DB"])
-    return config
+    _value(config.cards, "[cards] path", str, None)
+
+
+def _read_server(config: Config, server: dict[str, Any]) -> None:
+    _known(server, "[server]", {"host", "port", "token", "hosts", "scoreboards", "streams_per_address"})
+    config.host = _value(server, "[server] host", str, config.host)
+    config.port = _value(server, "[server] port", int, config.port)
+    if not 1 <= config.port <= 65535:
+        raise ConfigError(f"[server] port must be from 1 to 65535, not {config.port}")
+    config.token = _value(server, "[server] token", str, None)
+    config.hosts = _value(server, "[server] hosts", list, config.hosts)
+    if not all(isinstance(name, str) and name for name in config.hosts):
+        raise ConfigError(f"[server] hosts must be a list of host names, not {config.hosts!r}")
+    config.scoreboards = _value(server, "[server] scoreboards", int, config.scoreboards)
+    if not 1 <= config.scoreboards <= 256:
+        raise ConfigError(f"[server] scoreboards must be from 1 to 256, not {config.scoreboards}")
+    config.streams_per_address = _value(
+        server, "[server] streams_per_address", int, config.streams_per_address
+    )
+    if config.streams_per_address < 1:
+        raise ConfigError(
+            f"[server] streams_per_address must be at least 1, not {config.streams_per_address}"
+        )
 
 
 def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:
@@ -101,18 +138,17 @@ def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:
 def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:
     value = raw.get(name, {})
     if not isinstance(value, dict):
-        raise ConfigError(f"[{name}] in the config must be a table")
+        raise ConfigError(f"[{name}] must be a table, not {value!r}")
     return value
 
 
-_KIND_NAMES = {int: "a whole number", str: "a string", bool: "true or false"}
+_KIND_NAMES = {int: "a whole number", str: "a string", bool: "true or false", list: "a list"}
 
 
-def _value(table: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = table.get(key, default)
+def _value(table: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    """`name` is "[table] key"; the value of that key, checked to be a `kind`."""
+    value = table.get(name.split()[-1], default)
     # TOML's true/false are Python bools, and a bool is an int: never take one for a number.
     if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
-        raise ConfigError(
-            f"'{key}' in the config must be {_KIND_NAMES.get(kind, kind.__name__)}, not {value!r}"
-        )
+        raise ConfigError(f"{name} must be {_KIND_NAMES.get(kind, kind.__name__)}, not {value!r}")
     return value

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from gpiozero.exc import GPIOZeroError
 
 from companion.app import create_app
 from companion.buttons import TableButtons
 from companion.cards import CardDesk
 from companion.catalog import load_catalog
-from companion.config import Config
+from companion.config import Config, ConfigError
 from companion.cues import Cue
 from companion.events import Broker
 from companion.feedback import Feedback
 from companion.games import build_engines
 from companion.games.base import GameError
-from companion.journal import Journal
+from companion.journal import Journal, JournalError
 from companion.pins import choose_pin_factory, pin_map, reader_pins
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
@@ -33,17 +37,30 @@ class Daemon:
         pin_map(config.pins, reserved=reader_pins(config.readers))  # no button or LED on the reader's UART
         engines = build_engines(load_catalog())
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
-        self.journal = Journal(config.db)
+        self.journal = open_journal(config.db)
         self.registry = Registry.for_daemon(registry_path(config))  # UID -> card, for tags without an id
-        self.table = Table(self.journal, engines, resolve_uid=self.registry.lookup)
-        self.broker = Broker()
-        self.table.listeners.append(self.broker)
+        try:
+            self.table = Table(self.journal, engines, resolve_uid=self.registry.lookup)
+        except sqlite3.DatabaseError as error:
+            self.journal.close()
+            raise JournalError(unusable_journal(config.db, error)) from None
         factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
-        self.feedback = Feedback(config.pins, config.sound, pin_factory=factory)
+        try:
+            self.feedback = Feedback(config.pins, config.sound, pin_factory=factory)
+        except GPIOZeroError as error:  # a pin name gpiozero does not know on this board
+            raise ConfigError(f"[pins]: {error}") from None
+        # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
         self.table.listeners.append(self.feedback)
-        self.buttons = TableButtons(self.table, config.pins, pin_factory=factory)
+        self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
+        self.table.listeners.append(self.broker)
+        try:
+            self.buttons = TableButtons(self.table, config.pins, pin_factory=factory)
+        except GPIOZeroError as error:
+            raise ConfigError(f"[pins]: {error}") from None
         self.readers: list[Reader] = open_readers(config, self.table.announce)
-        self.app = create_app(self.table, self.broker, self.catalog, config.token, health=self.health)
+        self.app = create_app(
+            self.table, self.broker, self.catalog, config.token, health=self.health, hosts=config.hosts
+        )
         self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
         self.app.extensions["companion.cards"] = self.cards  # for companion.cards_api
 
@@ -78,6 +95,21 @@ class Daemon:
         self.feedback.close()
         self.journal.close()
         self.registry.close()
+
+
+def open_journal(path: Path) -> Journal:
+    """The journal, or one line naming the file and why it cannot be used."""
+    try:
+        return Journal(path)
+    except sqlite3.DatabaseError as error:
+        raise JournalError(unusable_journal(path, error)) from None
+
+
+def unusable_journal(path: Path, error: Exception) -> str:
+    return (
+        f"{path}: not a journal this version can use ({error}): move it away to start a new one, "
+        "or point [journal] path at the right file"
+    )
 
 
 def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:

@@ -138,7 +138,8 @@ def _bcm_name(pin: int | str) -> str:
 
 def _is_pin(value: Any) -> bool:
     # gpiozero also takes names such as "GPIO17" or "BOARD11"; pass those through.
-    return (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
+    # A number is a BCM GPIO of the 40-pin header (0-27): gpiozero would refuse any other later.
+    return (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 27) or (
         isinstance(value, str) and bool(value)
     )
 

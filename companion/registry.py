@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS tags (
     enrolled_at TEXT NOT NULL
 )
 """
+TAG_COLUMNS = ["uid", "card", "ndef", "enrolled_at"]
 EXPORT_VERSION = 1
 log = logging.getLogger(__name__)
 _UID = re.compile(r"^[0-9a-f]{8,20}$")  # 4 to 10 bytes: NFC-A UIDs, FeliCa IDm (8)
@@ -51,7 +52,11 @@ DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")  # SQLite's words for a file that 
 
 
 def _damaged(error: BaseException | None) -> bool:
-    return getattr(error, "sqlite_errorname", None) in DAMAGED
+    return isinstance(error, SchemaError) or getattr(error, "sqlite_errorname", None) in DAMAGED
+
+
+class SchemaError(Exception):
+    """A registry file whose tables are not the ones this version writes."""
 
 
 class RegistryConflict(Exception):
@@ -106,6 +111,7 @@ class Registry:
         self.path = str(path)
         self.read_only = read_only
         self.problem: str | None = None
+        self.stand_in = False  # True for `empty`: no file behind it, nothing to export
         self._lock = threading.Lock()
         try:
             if read_only and self.path != ":memory:":
@@ -114,7 +120,7 @@ class Registry:
                 wal = Path(f"{self.path}-wal").exists()
                 uri = f"{Path(self.path).resolve().as_uri()}?mode={'ro' if wal else 'ro&immutable=1'}"
                 self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-                self._db.execute("SELECT count(*) FROM tags").fetchone()
+                self._check_schema()
                 return
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -122,10 +128,21 @@ class Registry:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")  # an enrolled tag must survive a power cut
             self._db.execute(SCHEMA)
+            self._check_schema()
+        except SchemaError as error:
+            raise RegistryError(f"the card registry {self.path} is damaged ({error})") from error
         except (sqlite3.Error, OSError) as error:
             if _damaged(error):
                 raise RegistryError(f"the card registry {self.path} is damaged ({error})") from error
             raise RegistryError(f"cannot open the card registry {self.path}: {error}") from error
+
+    def _check_schema(self) -> None:
+        """A file whose `tags` table is not ours (another program's, an old damaged copy) would
+        answer every query with an error: refuse it at once, naming what is wrong."""
+        columns = [row[1] for row in self._db.execute("PRAGMA table_info(tags)").fetchall()]
+        if columns != TAG_COLUMNS:
+            found = f"columns ({', '.join(columns)})" if columns else "no tags table"
+            raise SchemaError(f"unexpected schema: {found}, not ({', '.join(TAG_COLUMNS)})")
 
     @classmethod
     def empty(cls, path: Path | str, problem: str | None = None) -> Registry:
@@ -133,6 +150,7 @@ class Registry:
         yet, or one that cannot be used: `problem` says why)."""
         registry = cls(":memory:")
         registry.path, registry.read_only, registry.problem = str(path), True, problem
+        registry.stand_in = True
         return registry
 
     @classmethod

@@ -205,8 +205,10 @@ class Table:
         if view is not None:
             messages.append(("state", view))
         messages.extend(("cue", cue.to_json()) for cue in cues)
-        for kind, payload in messages:
-            for listener in list(self.listeners):
+        # Listener by listener, in order: the feedback layer (pins) hears every message of an input
+        # before the broker wakes the scoreboards' threads.
+        for listener in list(self.listeners):
+            for kind, payload in messages:
                 try:
                     listener(kind, payload)
                 except Exception:  # one broken output must not stop the table or the others

@@ -50,7 +50,7 @@ def test_an_unreadable_config_is_one_line(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('[server]\nport = "eighty"\n')
     result = companion("run", "--config", str(wrong))
-    assert result.stderr.strip() == "companion: 'port' in the config must be a whole number, not 'eighty'"
+    assert result.stderr.strip() == f"companion: {wrong}: [server] port must be a whole number, not 'eighty'"
 
 
 def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
@@ -140,3 +140,48 @@ def test_a_misspelt_key_is_named(tmp_path: Path) -> None:
         result = companion("run", "--config", str(config))
         assert result.returncode == 2 and message in result.stderr, result.stderr
         assert result.stderr.count("\n") == 1
+
+
+BAD_FILES = {
+    "not UTF-8": (b"[server]\nport = 80 # caf\xe9\n", "not UTF-8 text (byte 25 is 0xe9)"),
+    "a pin gpiozero refuses": (
+        b"[pins]\nbuzzer = 99\n",
+        "[pins] buzzer must be a GPIO number or false, not 99",
+    ),
+    "a pin name gpiozero refuses": (b'[pins]\nbuzzer = "GPIO99"\n', "[pins]: GPIO99 is not a valid pin name"),
+    "a pin used twice": (b"[pins]\nbuzzer = 17\nstatus_led = [17, 22, 23]\n", "GPIO 17 is used twice"),
+    "nested 5,000 deep": (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deep"),
+    "a wrong type": (b'[server]\nhosts = "table.lan"\n', "[server] hosts must be a list"),
+}
+
+
+def test_every_bad_config_is_one_line_naming_the_file_and_exit_status_2(tmp_path: Path) -> None:
+    """Issue 13: these crashed with a traceback (exit 1, and systemd retried them)."""
+    for what, (content, cause) in BAD_FILES.items():
+        config = tmp_path / "bad.toml"
+        config.write_bytes(content)
+        result = companion(
+            "run",
+            "--mock-pins",
+            "--config",
+            str(config),
+            "--db",
+            str(tmp_path / "j.db"),
+            env={"COMPANION_TOKEN": "t"},
+        )
+        errors = [line for line in result.stderr.splitlines() if "GPIO: mock pins" not in line]
+        assert result.returncode == 2, (what, result.stderr)
+        assert errors == [errors[0]] and errors[0].startswith(f"companion: {config}: "), (what, result.stderr)
+        assert cause in errors[0], (what, result.stderr)
+
+
+def test_a_journal_with_another_schema_is_one_line(tmp_path: Path) -> None:
+    import sqlite3
+
+    journal = tmp_path / "j.db"
+    with sqlite3.connect(journal) as db:
+        db.execute("CREATE TABLE entries (x, y, z)")
+    result = companion("run", "--mock-pins", "--db", str(journal), env={"COMPANION_TOKEN": "t"})
+    errors = [line for line in result.stderr.splitlines() if "GPIO: mock pins" not in line]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr
+    assert errors[0].startswith(f"companion: {journal}: not a journal this version can use"), errors
