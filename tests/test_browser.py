@@ -196,4 +196,5 @@ def test_the_banners_keep_up_with_quick_taps(browser: Browser, server: Server) -
         server.call("POST", "/api/taps", {"card": card})
     expect(page.locator('.player[data-seat="2"] .tag.out')).to_be_visible()
     expect(page.locator("#banner.cue-boom.show")).to_be_visible(timeout=1500)
+    expect(page.locator("#banner.cue-boom")).to_contain_text("Green Bomb 1")  # Ann shows it to all
     assert errors == []

@@ -238,11 +238,16 @@ def test_a_lit_bomb_blows_up_the_spier_and_stays_secret() -> None:
     state, _ = ENGINE.apply(state, {"type": "pass"})  # Ann
     state, cues, view = step(state, tap("purple-bomb-2"))  # Bob spies the lit bomb
     assert names_of(cues) == ["boom", "player-eliminated", "your-turn"]
-    assert cues[0].data == {"spier": 1, "owner": 2} and cues[1].seat == 1
+    # Cy shows the bomb to everybody: the table learns which bomb went off.
+    boom = cues[0]
+    assert boom.data == {"spier": 1, "owner": 2, "card": "spy/purple-bomb-2", "name": "Purple Bomb 2"}
+    assert boom.text == "BOOM! Bob spied Cy's lit Purple Bomb 2" and cues[1].seat == 1
     assert view["players"][1]["eliminated"] is True
-    assert view["players"][2]["bombs_lit"] == 1  # still lit, still hidden
+    assert view["players"][2]["bombs_lit"] == 1  # put back still lit
     assert view["last_outcome"]["kind"] == "boom" and view["last_outcome"]["spier"] == 1
     assert view["turn"] == 2
+    # ...then puts it back hidden: the scoreboard's record of the outcome does not name it.
+    assert view["last_outcome"]["text"] == "BOOM! Bob spied a lit bomb in Cy's base."
     assert "bomb-2" not in json.dumps(view) and "Bomb 2" not in json.dumps(view)
 
 
@@ -405,17 +410,25 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
-def assert_no_secret(state: SpyState, view: dict[str, Any], cues: list[Cue], errors: list[str]) -> None:
-    """Nothing in the view, the cues or a refusal names a card that is not face up, nor which bomb."""
+def assert_no_secret(
+    state: SpyState, view: dict[str, Any], cues: list[Cue], errors: list[str], boom: str | None = None
+) -> None:
+    """Nothing in the view, the cues or a refusal names a card that is not face up, nor which bomb is
+    lit; only the cues of a BOOM may name `boom`, the bomb its owner shows the table as it goes off."""
     view = copy.deepcopy(view)
     for player in view["players"]:
         # The exposure track's labels are the same fixed four for everyone: check, then drop them.
         assert [e["card"] for e in player["exposure"]] == ["Safe 1", "Safe 2", "Top Secret 1", "Top Secret 2"]
         player["exposure"] = [e["revealed"] for e in player["exposure"]]
-    payload = [view, [cue.to_json() for cue in cues], errors]
+    revealed = _revealed(state)
+    _assert_names_only([view, errors], revealed)
+    _assert_names_only([cue.to_json() for cue in cues], revealed | ({boom} if boom else set()))
+
+
+def _assert_names_only(payload: Any, revealed: set[str]) -> None:
+    """`payload` names no card but the `revealed` ones, and carries no number of any other."""
     assert not _keys(payload) & {"number", "move", "movement"}
     dump = json.dumps(payload)
-    revealed = _revealed(state)
     hidden = [card for card in DATA.cards.values() if card.id not in revealed and card["kind"] != "spy"]
     for card in hidden:
         assert card.id not in dump, card.id
@@ -472,7 +485,8 @@ def test_no_view_and_no_cue_of_a_scripted_game_names_a_secret() -> None:
             assert_no_secret(state, ENGINE.public_view(state), [], [str(error)])
             continue
         seen.update(names_of(cues))
-        assert_no_secret(state, ENGINE.public_view(state), cues, [])
+        boom = event["card"] if "boom" in names_of(cues) else None  # shown to the table
+        assert_no_secret(state, ENGINE.public_view(state), cues, [], boom)
     assert refusals == 7
     for name in ("spied", "bomb-lit", "boom", "card-revealed", "already-exposed", "player-eliminated"):
         assert seen[name] >= 1, name
@@ -511,7 +525,8 @@ def test_random_games_keep_secrets_and_invariants(players: int, start: int, valu
         assert state == snapshot  # apply never touches the state it is given
         state = new_state
         view = ENGINE.public_view(state)
-        assert_no_secret(state, view, cues, [])
+        boom = event["card"] if "boom" in names_of(cues) else None  # shown to the table
+        assert_no_secret(state, view, cues, [], boom)
         alive = [p["seat"] for p in view["players"] if not p["eliminated"]]
         if view["status"] == "game-over":
             assert view["winners"] == alive and len(alive) == 1 and view["turn"] is None

@@ -92,7 +92,13 @@ def test_two_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) 
     assert column(view, "bombs_lit") == [1, 1]
     assert [e["revealed"] for e in view["players"][0]["exposure"]] == [True, False, False, False]
     assert first(cues, "spied")["text"] == "It's a Top Secret"
-    assert first(cues, "boom")["data"] == {"spier": 0, "owner": 1}  # which bomb, never
+    boom = first(cues, "boom")  # Bob shows the bomb that went off to the table
+    assert boom["data"] == {
+        "spier": 0,
+        "owner": 1,
+        "card": "spy/red-bomb-2-extra",
+        "name": "Red Bomb 2 (extra)",
+    }
     assert first(cues, "player-eliminated")["seat"] == 0
     won = first(cues, "game-won")
     assert (won["seat"], won["text"]) == (1, "Bob wins")
@@ -313,15 +319,19 @@ def test_the_event_stream_never_names_a_card_that_is_not_face_up(daemon: Daemon,
     every = ("spied", "bomb-lit", "boom", "card-revealed", "already-exposed", "player-eliminated", "game-won")
     assert set(every) | {"error"} <= set(kinds)
 
+    # Cy shows the bomb that went off to the table: its BOOM cue, and nothing else, names it.
+    boom = next(i for i, m in enumerate(messages) if m.startswith("event: cue") and '"cue":"boom"' in m)
+    assert '"card":"spy/purple-bomb-1"' in messages[boom]
     shown: set[str] = set()
-    for message in messages:
+    for index, message in enumerate(messages):
         kind, data = message.split("\n", 1)
         payload = json.loads(data.removeprefix("data: "))
         if kind == "event: state":
             shown = face_up(payload)  # what is face up from this state on (its cues follow it)
         text = data
+        allowed = shown | {"spy/purple-bomb-1"} if index == boom else shown
         for card_id, name in names.items():
-            if card_id in shown:
+            if card_id in allowed:
                 text = text.replace(card_id, "").replace(name, "")
             elif not card_id.endswith("-spy"):
                 assert card_id not in text and name not in text, (card_id, message)

@@ -8,14 +8,16 @@ it is (the owner), and answers as the rulebook demands:
 - the Exposure Target (Safe 1, Safe 2, Top Secret 1, Top Secret 2, in that order): revealed for good;
   once Top Secret 2 is revealed its owner is out;
 - an unlit Bomb: now lit (TSSSsss), and nobody learns which bomb;
-- a lit Bomb: BOOM, the spier is out, and the bomb stays secret;
+- a lit Bomb: BOOM, the spier is out; the owner shows that bomb to everybody (so the cue names it),
+  then it goes back lit and hidden;
 - a card already face up: said so, and nothing changes.
 
 Spying ends the turn; a player may also pass (they may have only moved their Spy). A player who drops
 a card is out. The last player left wins.
 
 The companion keeps the secrets the players' hands would keep: `public_view` and the cues never name
-the number (nor the id) of a card that is not face up, nor which bomb is lit. Movement is not tracked:
+the number (nor the id) of a card that is not face up, nor which bomb is lit; only the `boom` cue
+names the bomb that went off, which the rulebook has the owner show to the table. Movement is not tracked:
 it is public (declared aloud) and needs no referee.
 
 Inputs, as documented in ``docs/rules/spy.md``:
@@ -291,9 +293,11 @@ class Spy(Engine[SpyState]):
             cues.append(_cue("spied", owner, answer, spier, owner, type=card.get("kind")))
             self._record(state, "spied", spier, owner, f"{who} spied on {whose}: {answer}.")
         elif card.id in state.lit[owner]:
-            text = f"BOOM! {who} spied a lit bomb in {whose}'s base"
-            cues.append(_cue("boom", owner, text, spier, owner))
-            self._record(state, "boom", spier, owner, f"{text}.")
+            # The owner shows the lit bomb to every player, then puts it back lit and hidden: the cue
+            # (the moment it is shown) names it, the scoreboard's record of the outcome does not.
+            shown = f"BOOM! {who} spied {whose}'s lit {card.name}"
+            cues.append(_cue("boom", owner, shown, spier, owner, card=card))
+            self._record(state, "boom", spier, owner, f"BOOM! {who} spied a lit bomb in {whose}'s base.")
             cues += self._eliminate(state, spier, f"{who} is out: BOOM")
         else:
             state.lit[owner].append(card.id)
@@ -448,7 +452,8 @@ class Spy(Engine[SpyState]):
 def _cue(
     name: str, seat: int, text: str, spier: int, owner: int, card: Card | None = None, **data: Any
 ) -> Cue:
-    """A spy outcome cue; `card` is given only for a face-up card, which may be named."""
+    """A spy outcome cue; `card` is given only for a card the table sees (face up, or a bomb going
+    off), which may be named."""
     details: dict[str, Any] = {"spier": spier, "owner": owner, **data}
     if card is not None:
         details.update(card=card.id, name=card.name)
