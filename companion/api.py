@@ -17,10 +17,10 @@ from flask import Blueprint, Response, jsonify, request, stream_with_context
 from werkzeug.exceptions import BadRequest as NotJSON
 from werkzeug.exceptions import HTTPException
 
-from companion.app import services
 from companion.events import StreamRefused, refusal
 from companion.games.base import GameError
 from companion.server import connection_hooks
+from companion.services import services
 
 api = Blueprint("api", __name__)
 
@@ -62,7 +62,7 @@ class BadRequest(Exception):
     pass
 
 
-@api.errorhandler(BadRequest)
+@api.app_errorhandler(BadRequest)  # the card registry's blueprint raises it too
 def bad_request(exc: BadRequest) -> tuple[Response, int]:
     return error(str(exc), 400)
 
@@ -146,7 +146,16 @@ def undo() -> Any:
 @api.post("/api/taps")
 @control
 def tap() -> Any:
-    """The virtual reader: exactly the path a physical tap takes."""
+    """The virtual reader: exactly the path a physical tap takes. During an enrollment the table
+    takes no tap: the readers hand their tags to the session, and the virtual mat (which has no tag
+    to give) is refused."""
+    cards = services().cards
+    if cards is not None and cards.session is not None and not cards.session.finished:
+        return error(
+            f"An enrollment of {cards.session.data.title} is running: taps do not reach the game. "
+            "Stop it in Cards and tags to play.",
+            409,
+        )
     body = json_body()
     card, uid, seat = body.get("card"), body.get("uid"), body.get("seat")
     if (card is None) == (uid is None):

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from companion.api import BadRequest, control, error, json_body
 from companion.cards import CardDesk, EnrollError, VirtualTag
 from companion.registry import RegistryError, normalize_uid
+from companion.services import services
 
 cards_api = Blueprint("cards", __name__)
-
-EXTENSION = "companion.cards"  # app.extensions key; the daemon puts its CardDesk there
 
 
 class Unavailable(Exception):
@@ -45,15 +44,10 @@ class Unavailable(Exception):
 
 
 def desk() -> CardDesk:
-    found = current_app.extensions.get(EXTENSION)
+    found = services().cards
     if found is None:
         raise Unavailable("This companion has no card registry.")
-    return found  # type: ignore[no-any-return]
-
-
-@cards_api.errorhandler(BadRequest)
-def bad_request(exc: BadRequest) -> tuple[Response, int]:
-    return error(str(exc), 400)
+    return found
 
 
 @cards_api.errorhandler(EnrollError)
@@ -65,23 +59,6 @@ def not_found(exc: EnrollError) -> tuple[Response, int]:
 @cards_api.errorhandler(RegistryError)
 def unavailable(exc: Exception) -> tuple[Response, int]:
     return error(str(exc), 503)
-
-
-@cards_api.before_app_request
-def no_taps_while_enrolling() -> Any:
-    """During an enrollment the table takes no tap: the readers hand their tags to the session,
-    and the virtual mat (which has no tag to give) is refused, after the token check as usual."""
-    if request.method != "POST" or request.path != "/api/taps":
-        return None
-    cards = current_app.extensions.get(EXTENSION)
-    session = None if cards is None else cards.session
-    if session is None or session.finished:
-        return None
-    message = (
-        f"An enrollment of {session.data.title} is running: taps do not reach the game. "
-        "Stop it in Cards and tags to play."
-    )
-    return control(lambda: error(message, 409))()
 
 
 def text_field(body: dict[str, Any], key: str) -> str:

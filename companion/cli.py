@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from companion import __version__
-from companion.cards import add_cards_commands
+from companion.cards_cli import add_cards_commands
 from companion.catalog import DataError
 from companion.config import Config, ConfigError, load_config
 from companion.doctor import add_doctor_command

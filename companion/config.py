@@ -28,6 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+INSTALLED_CONFIG = Path("/etc/companion/companion.toml")  # where systemd/install.sh puts it
+
+
+def config_path(given: Path | None) -> Path | None:
+    """The config file a command reads: `given`, else the installed one if there is one (else None:
+    defaults and environment)."""
+    if given is not None:
+        return given
+    return INSTALLED_CONFIG if INSTALLED_CONFIG.exists() else None
+
 
 class ConfigError(Exception):
     """A setting that cannot be used; the message is one line for the host."""

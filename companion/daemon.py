@@ -58,11 +58,16 @@ class Daemon:
         except GPIOZeroError as error:
             raise ConfigError(f"[pins]: {error}") from None
         self.readers: list[Reader] = open_readers(config, self.table.announce)
-        self.app = create_app(
-            self.table, self.broker, self.catalog, config.token, health=self.health, hosts=config.hosts
-        )
         self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
-        self.app.extensions["companion.cards"] = self.cards  # for companion.cards_api
+        self.app = create_app(
+            self.table,
+            self.broker,
+            self.catalog,
+            config.token,
+            health=self.health,
+            hosts=config.hosts,
+            cards=self.cards,
+        )
 
     def start(self) -> None:
         for reader in self.readers:

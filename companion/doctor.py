@@ -24,15 +24,17 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from companion.config import Config, ConfigError, load_config
+from companion.config import INSTALLED_CONFIG, Config, ConfigError, config_path, load_config
+from companion.journal import Journal, JournalError, nearest_existing, read_only_fs
 from companion.registry import check_registry, registry_path
+from companion.wal import inspect_wal
 
-INSTALLED_CONFIG = Path("/etc/companion/companion.toml")  # where systemd/install.sh puts it
 SERVICE_USER = "companion"
 SERVICE_UNIT = Path("/etc/systemd/system/companion.service")
 RECENT = timedelta(days=7)  # a recovery older than this is history, not news
@@ -102,7 +104,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_url(args: argparse.Namespace) -> int:
-    config = load_config(_config_path(args.config))
+    config = load_config(config_path(args.config))
     port = args.port or config.port
     path = "/"
     if args.control:
@@ -138,9 +140,9 @@ def table_addresses(host: str) -> list[str]:
 # The checks
 
 
-def run_checks(config_path: Path | None, db: Path | None = None, port: int | None = None) -> list[Check]:
+def run_checks(given: Path | None, db: Path | None = None, port: int | None = None) -> list[Check]:
     checks: list[Check] = []
-    path = _config_path(config_path)
+    path = config_path(given)
     config, config_checks = check_config(path)
     checks += config_checks
     if db is not None:
@@ -149,26 +151,21 @@ def run_checks(config_path: Path | None, db: Path | None = None, port: int | Non
         config.port = port
     port_check, health = check_port(config)
     running = health is not None
-    for step in (
+    steps: list[Callable[[], list[Check]]] = [
         lambda: check_journal(config.db, running),
         lambda: [check_disk(config.db)],
         lambda: [port_check],
         lambda: check_readers(config, health),
         lambda: check_pins(config),
         lambda: [Check("registry", *check_registry(registry_path(config)))],
-        lambda: check_service(),
-    ):
+        check_service,
+    ]
+    for step in steps:
         try:
             checks += step()
         except Exception as error:  # a check that breaks must not hide the others
             checks.append(fail("doctor", f"a check crashed: {error!r}", "report this as a bug"))
     return checks
-
-
-def _config_path(given: Path | None) -> Path | None:
-    if given is not None:
-        return given
-    return INSTALLED_CONFIG if INSTALLED_CONFIG.exists() else None
 
 
 def check_config(path: Path | None) -> tuple[Config, list[Check]]:
@@ -198,16 +195,13 @@ def check_config(path: Path | None) -> tuple[Config, list[Check]]:
 
 
 def check_journal(db: Path, daemon_running: bool) -> list[Check]:
-    from companion.journal import Journal, JournalError
-    from companion.wal import inspect_wal
-
     if not db.exists():
-        folder = _existing(db.parent)
-        if os.access(folder, os.W_OK) and not _read_only_fs(folder):
+        folder = nearest_existing(db.parent)
+        if os.access(folder, os.W_OK) and not read_only_fs(folder):
             return [ok("journal", f"no journal yet at {db}: the daemon creates it on its first start")]
         return [fail("journal", f"no journal at {db}, and {folder} is not writable", f"create {db.parent}")]
     checks: list[Check] = []
-    if _read_only_fs(db.parent):
+    if read_only_fs(db.parent):
         checks.append(
             fail(
                 "journal",
@@ -227,7 +221,7 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
         integrity = journal.check()
         if integrity != "ok":
             return [*checks, fail("journal", f"SQLite integrity check of {db}: {integrity}", backup)]
-        tables = _tables(journal)
+        tables = journal.tables()
         if "entries" not in tables:  # the daemon creates its tables on start: nothing is lost
             return [*checks, _without_entries(db, tables)]
         summary, last = _fold(journal)
@@ -256,12 +250,6 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
     return checks
 
 
-def _tables(journal: Any) -> list[str]:
-    """The tables in the journal's file, through its own read-only connection."""
-    rows = journal._db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    return [str(name) for (name,) in rows.fetchall() if not str(name).startswith("sqlite_")]
-
-
 def _without_entries(db: Path, tables: list[str]) -> Check:
     """A journal file with no entries table: empty (0 bytes, or no tables), or some other database."""
     if not tables or set(tables) <= {"recoveries"}:
@@ -273,7 +261,7 @@ def _without_entries(db: Path, tables: list[str]) -> Check:
     )
 
 
-def _fold(journal: Any) -> tuple[str, int]:
+def _fold(journal: Journal) -> tuple[str, int]:
     """Fold the journal as the daemon will at start: a short summary and the last entry's number."""
     from companion.catalog import load_catalog
     from companion.games import build_engines
@@ -295,7 +283,7 @@ def _recent(at: str) -> bool:
 
 
 def check_disk(db: Path) -> Check:
-    stats = os.statvfs(_existing(db.parent))
+    stats = os.statvfs(nearest_existing(db.parent))
     free = stats.f_bavail * stats.f_frsize
     text = f"{free / 2**20:.0f} MiB free for the journal"
     fix = "free some space on the SD card (`sudo apt-get clean`, `sudo journalctl --vacuum-size=50M`)"
@@ -510,15 +498,3 @@ def _user_groups(user: str) -> set[str] | None:
     names = {g.gr_name for g in grp.getgrall() if user in g.gr_mem}
     names.add(grp.getgrgid(entry.pw_gid).gr_name)
     return names
-
-
-def _existing(path: Path) -> Path:
-    """`path`, or its nearest ancestor that exists."""
-    path = path.resolve()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _read_only_fs(folder: Path) -> bool:
-    return bool(os.statvfs(_existing(folder)).f_flag & os.ST_RDONLY)

@@ -443,10 +443,10 @@ class Feedback:
     def cue(self, cue: Mapping[str, Any]) -> None:
         """Play one cue (JSON as the table sends it): queued behind its burst, or cutting in."""
         name = cue.get("cue")
-        pattern = PATTERNS.get(name) if isinstance(name, str) else None
-        if pattern is None:
+        if not isinstance(name, str) or name not in PATTERNS:
             log.warning("no feedback pattern for cue %r", name)
             return
+        pattern = PATTERNS[name]
         with self._cond:
             if name in ("reader-lost", "reader-back"):
                 self._reader_lost = name == "reader-lost"

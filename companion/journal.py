@@ -60,7 +60,7 @@ class Journal:
         self.path = str(path)
         memory = self.path == ":memory:"
         # A disk that went read-only (a failing SD card): the game is still shown, every input refused.
-        read_only_disk = not memory and _read_only_fs(self.path)
+        read_only_disk = not memory and read_only_fs(self.path)
         self.read_only = read_only or read_only_disk
         self._lock = threading.Lock()
         # SQLite silently drops a torn write at the end of the WAL when it opens the file: look first.
@@ -147,17 +147,28 @@ class Journal:
         with self._lock:
             return str(self._db.execute("PRAGMA quick_check").fetchone()[0])
 
+    def tables(self) -> list[str]:
+        """The tables in the journal's file (for `companion doctor`: is it a journal at all?)."""
+        with self._lock:
+            rows = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            return [str(name) for (name,) in rows.fetchall() if not str(name).startswith("sqlite_")]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
 
-def _read_only_fs(path: str) -> bool:
+def nearest_existing(path: Path | str) -> Path:
+    """`path`, or its nearest ancestor that exists (where a file not made yet would go)."""
+    found = Path(path).resolve()
+    while not found.exists() and found != found.parent:
+        found = found.parent
+    return found
+
+
+def read_only_fs(path: Path | str) -> bool:
     """Whether the filesystem that holds (or would hold) `path` is mounted read-only."""
-    folder = Path(path).resolve().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    return bool(os.statvfs(nearest_existing(path)).f_flag & os.ST_RDONLY)
 
 
 def effective_events(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

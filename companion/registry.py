@@ -171,16 +171,16 @@ class Registry:
             damaged = _damaged(error.__cause__)
         state = "damaged" if damaged else "read-only" if Path(path).exists() else "unavailable"
         problem = f"{state}: {path}: {cause}"
-        registry = None
+        fallback: Registry | None = None
         if Path(path).exists():
             try:
-                registry = cls(path, read_only=True)
-                registry.problem = problem
+                fallback = cls(path, read_only=True)
+                fallback.problem = problem
                 lookups = "tags enrolled before still play"
             except RegistryError:
                 pass
-        if registry is None:
-            registry = cls.empty(path, problem)
+        if fallback is None:
+            fallback = cls.empty(path, problem)
             lookups = "tags without a card id on them are unknown"
         if damaged:
             log.error(
@@ -194,7 +194,7 @@ class Registry:
             log.warning(
                 "the card registry %s cannot be written (%s): %s, enrolling is off", path, cause, lookups
             )
-        return registry
+        return fallback
 
     def health(self) -> str:
         """For /healthz: "ok", or what is wrong ("damaged: <file>: <cause>", "read-only: ...")."""

@@ -152,10 +152,10 @@ class Table:
         """What `event` would make of the table, without changing it."""
         if event.get("type") == "start":
             game = event.get("game")
-            engine = self.engines.get(game) if isinstance(game, str) else None
-            if engine is None:
+            if not isinstance(game, str) or game not in self.engines:
                 known = ", ".join(sorted(self.engines))
                 raise GameError(f"Unknown game {game!r}: choose one of {known}.")
+            engine = self.engines[game]
             options = event.get("options") or {}
             if not isinstance(options, dict):
                 raise GameError("Options must be an object.")

@@ -343,7 +343,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = tmp_path / "etc" / "companion.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'[journal]\npath = "{service / "journal.db"}"\n')
-    monkeypatch.setattr("companion.doctor.INSTALLED_CONFIG", config)
+    monkeypatch.setattr("companion.config.INSTALLED_CONFIG", config)
     monkeypatch.chdir(tmp_path / "etc")
     monkeypatch.delenv("COMPANION_DB", raising=False)
     return service / "cards.db"

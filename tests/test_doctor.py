@@ -25,7 +25,7 @@ from companion.table import Table
 @pytest.fixture(autouse=True)
 def no_installed_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever this machine has in /etc, the tests say which config they mean."""
-    monkeypatch.setattr(doctor, "INSTALLED_CONFIG", tmp_path / "not-installed.toml")
+    monkeypatch.setattr("companion.config.INSTALLED_CONFIG", tmp_path / "not-installed.toml")
     monkeypatch.setattr(doctor, "SERVICE_UNIT", tmp_path / "not-installed.service")
     monkeypatch.delenv("COMPANION_TOKEN", raising=False)
     monkeypatch.delenv("COMPANION_DB", raising=False)

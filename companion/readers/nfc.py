@@ -64,7 +64,7 @@ def card_id_from_records(records: Sequence[Any]) -> str | None:
     """The first NDEF text record that is a card id ("game/card"), if any."""
     for record in records:
         if isinstance(record, ndef.TextRecord):
-            text = record.text.strip()
+            text = str(record.text).strip()
             if CARD_ID.match(text):
                 return text
     return None

@@ -1,0 +1,39 @@
+"""What the web layer talks to, in a leaf module: the API blueprints and the app factory all import
+it, and it imports none of them (tests/test_imports.py keeps companion/ free of import cycles)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flask import current_app
+
+if TYPE_CHECKING:  # types only: importing them at run time is not needed
+    from companion.cards import CardDesk
+    from companion.catalog import GameData
+    from companion.events import Broker
+    from companion.table import Table
+
+EXTENSION = "companion"  # the key of `Services` in `app.extensions`
+
+
+@dataclass
+class Services:
+    """The running table and its parts, kept on `app.extensions["companion"]`. `cards` is the card
+    registry and enrollment desk (None: this companion has none); `health` adds to /healthz."""
+
+    table: Table
+    broker: Broker
+    catalog: dict[str, GameData]
+    token: str | None
+    health: Callable[[], dict[str, Any]] = field(default=lambda: {})
+    cards: CardDesk | None = None
+
+
+def services() -> Services:
+    """The services of the app handling the current request."""
+    found = current_app.extensions[EXTENSION]
+    if not isinstance(found, Services):
+        raise TypeError(f"app.extensions[{EXTENSION!r}] is not a Services: {found!r}")
+    return found
