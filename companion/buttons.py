@@ -25,10 +25,8 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from gpiozero import Button
-
 from companion.games.base import GameError
-from companion.pins import pin_map
+from companion.pins import PinLayout, TableInputs
 from companion.table import Table
 
 log = logging.getLogger(__name__)
@@ -72,39 +70,25 @@ def posted(action: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class TableButtons:
-    """One button per seat, plus Next and Undo, each wired to the table."""
+    """The buttons of `layout` (one per seat, Next and Undo), each wired to the table."""
 
-    def __init__(self, table: Table, pins: Mapping[str, Any] | None = None, pin_factory: Any = None) -> None:
-        layout = pin_map(pins)
+    def __init__(self, table: Table, layout: PinLayout, pin_factory: Any = None) -> None:
         self.table = table
-        self.undo_hold = float(layout["undo_hold"])
-        bounce = layout["button_bounce"] or None
-        self.seat_buttons: list[Button] = []
-        self.next_button: Button | None = None
-        self.undo_button: Button | None = None
+        self.undo_hold = layout.undo_hold
         self._held = False
         self._lock = threading.Lock()  # one press at a time: a press reads the prompt, then acts on it
-        try:
-            for seat, pin in enumerate(layout["seat_buttons"]):
-                button = Button(pin, bounce_time=bounce, pin_factory=pin_factory)
-                button.when_pressed = partial(self.press_seat, seat)
-                self.seat_buttons.append(button)
-            if layout["next_button"] is not None:
-                self.next_button = Button(layout["next_button"], bounce_time=bounce, pin_factory=pin_factory)
-                self.next_button.when_pressed = self.press_next
-            if layout["undo_button"] is not None:
-                self.undo_button = Button(
-                    layout["undo_button"],
-                    bounce_time=bounce,
-                    hold_time=self.undo_hold,
-                    pin_factory=pin_factory,
-                )
-                self.undo_button.when_pressed = self._undo_down
-                self.undo_button.when_held = self.hold_undo
-                self.undo_button.when_released = self._undo_up
-        except Exception:
-            self.close()
-            raise
+        self.inputs = TableInputs(layout, pin_factory=pin_factory)
+        self.seat_buttons = self.inputs.seat_buttons
+        self.next_button = self.inputs.next_button
+        self.undo_button = self.inputs.undo_button
+        for seat, button in enumerate(self.seat_buttons):
+            button.when_pressed = partial(self.press_seat, seat)
+        if self.next_button is not None:
+            self.next_button.when_pressed = self.press_next
+        if self.undo_button is not None:
+            self.undo_button.when_pressed = self._undo_down
+            self.undo_button.when_held = self.hold_undo
+            self.undo_button.when_released = self._undo_up
 
     def press_seat(self, seat: int) -> None:
         """Seat `seat`'s button: post the prompt's one action that picks this seat."""
@@ -158,14 +142,4 @@ class TableButtons:
             log.info("button action %s refused: %s", action, error)
 
     def close(self) -> None:
-        # Each gpiozero Button stops a hold thread that polls every 0.1 s: close them side by side
-        # rather than one after the other (the whole shutdown has about 2 s under systemd).
-        closers = [
-            threading.Thread(target=button.close)
-            for button in [*self.seat_buttons, self.next_button, self.undo_button]
-            if button is not None
-        ]
-        for closer in closers:
-            closer.start()
-        for closer in closers:
-            closer.join()
+        self.inputs.close()

@@ -21,7 +21,7 @@ from companion.feedback import Feedback
 from companion.games import build_engines
 from companion.games.base import GameError
 from companion.journal import Journal, JournalError
-from companion.pins import choose_pin_factory, pin_map, reader_pins
+from companion.pins import PinLayout, choose_pin_factory
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
 from companion.table import Table
@@ -34,7 +34,7 @@ class Daemon:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        pin_map(config.pins, reserved=reader_pins(config.readers))  # no button or LED on the reader's UART
+        layout = PinLayout.of(config)  # checked first: no button or LED on the reader's UART
         engines = build_engines(load_catalog())
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = open_journal(config.db)
@@ -46,7 +46,7 @@ class Daemon:
             raise JournalError(unusable_journal(config.db, error)) from None
         factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
         try:
-            self.feedback = Feedback(config.pins, config.sound, pin_factory=factory)
+            self.feedback = Feedback(layout, config.sound, pin_factory=factory)
         except GPIOZeroError as error:  # a pin name gpiozero does not know on this board
             raise ConfigError(f"[pins]: {error}") from None
         # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
@@ -54,7 +54,7 @@ class Daemon:
         self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
         self.table.listeners.append(self.broker)
         try:
-            self.buttons = TableButtons(self.table, config.pins, pin_factory=factory)
+            self.buttons = TableButtons(self.table, layout, pin_factory=factory)
         except GPIOZeroError as error:
             raise ConfigError(f"[pins]: {error}") from None
         self.readers: list[Reader] = open_readers(config, self.table.announce)

@@ -427,7 +427,7 @@ def check_pins(config: Config) -> list[Check]:
     from companion import pins
 
     try:  # GPIO 14/15 count as taken when a reader is on the UART
-        pins.pin_map(config.pins, reserved=pins.reader_pins(config.readers))
+        pins.PinLayout.of(config)
     except ConfigError as error:
         return [fail("pins", str(error), "fix [pins] in the config, see hardware/README.md")]
     factory, name = pins.choose_pin_factory(force_mock=config.mock_pins)

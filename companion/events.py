@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from companion.cues import Cue
+
 KEEPALIVE_SECONDS = 15.0
 POLL_SECONDS = 1.0  # how often a waiting stream checks that its client is still connected
 RETRY_MS = 2000  # the browser's reconnection delay after a stream ends
@@ -49,7 +51,9 @@ class Broker:
         self.capacity = capacity
         self.per_address = per_address
 
-    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+    def __call__(self, kind: str, payload: dict[str, Any] | Cue) -> None:
+        if isinstance(payload, Cue):
+            payload = payload.to_json()  # what the scoreboards receive
         message: Message = (kind, payload, format_event(kind, payload))
         stalled = []
         with self._lock:

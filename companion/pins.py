@@ -5,9 +5,12 @@ anywhere else the companion falls back to gpiozero's mock pins, so the whole pro
 One log line says which.
 
 The pin map is the `[pins]` table of the config, laid over `DEFAULT_PINS` (BCM numbers, see
-`hardware/README.md`). A pin set to `false` (or an empty list) leaves that part out of the build.
-`reader_pins` names the GPIOs a configured reader holds (14 and 15 for a PN532 on the Pi's UART), so
-`pin_map(..., reserved=...)` can refuse a button or LED wired onto them.
+`hardware/README.md`), parsed once into a `PinLayout`. A pin set to `false` (or an empty list) leaves
+that part out of the build. `reader_pins` names the GPIOs a configured reader holds (14 and 15 for a
+PN532 on the Pi's UART), so `PinLayout.parse(..., reserved=...)` can refuse a button or LED wired
+onto them. From a layout, gpiozero style, come two composite devices: `TableOutputs` (seat LEDs,
+status LED, buzzer; driven by companion.feedback) and `TableInputs` (seat buttons, Next, Undo; read
+by companion.buttons).
 """
 
 from __future__ import annotations
@@ -16,15 +19,19 @@ import logging
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from gpiozero import Device
+from gpiozero import LED, RGBLED, Button, Buzzer, CompositeDevice, Device, TonalBuzzer
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.tones import Tone
 
-from companion.config import ConfigError
+from companion.config import Config, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +80,62 @@ def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
     return {}
 
 
-def pin_map(
-    pins: Mapping[str, Any] | None = None, reserved: Mapping[int, str] | None = None
-) -> dict[str, Any]:
-    """The config's `[pins]` over the defaults, checked: every pin used once, lists not too long, and
-    none of the `reserved` GPIOs (BCM number -> what holds it, e.g. from `reader_pins`) in use.
+Pin = int | str
+"""A GPIO as gpiozero takes it: a BCM number, or a name such as "GPIO17" or "BOARD11"."""
 
-    Lists come back as lists (empty when left out), single pins as a pin or None (left out).
-    """
+
+class BuzzerType(StrEnum):
+    PASSIVE = "passive"  # tunes: gpiozero's TonalBuzzer (PWM)
+    ACTIVE = "active"  # on/off beeps: gpiozero's Buzzer
+
+
+@dataclass(frozen=True)
+class PinLayout:
+    """What is wired where: the config's `[pins]`, parsed and checked once (`parse`). A part left
+    out of the build is an empty tuple or None."""
+
+    seat_leds: tuple[Pin, ...]  # seat 0, 1, ...
+    status_led: tuple[Pin, Pin, Pin] | None  # red, green, blue legs
+    status_common_anode: bool
+    buzzer: Pin | None
+    buzzer_type: BuzzerType
+    seat_buttons: tuple[Pin, ...]
+    next_button: Pin | None
+    undo_button: Pin | None
+    undo_hold: float  # seconds Undo must be held
+    button_bounce: float  # seconds of contact bounce ignored
+
+    @classmethod
+    def parse(
+        cls, pins: Mapping[str, Any] | None = None, reserved: Mapping[int, str] | None = None
+    ) -> PinLayout:
+        """The config's `[pins]` over the defaults, checked: every pin used once, lists not too long,
+        and none of the `reserved` GPIOs (BCM number -> what holds it, e.g. from `reader_pins`) in
+        use. A wrong value is a ConfigError naming the key."""
+        merged = _checked(pins, reserved)
+        status = merged["status_led"]
+        return cls(
+            seat_leds=tuple(merged["seat_leds"]),
+            status_led=(status[0], status[1], status[2]) if status else None,
+            status_common_anode=bool(merged["status_common_anode"]),
+            buzzer=merged["buzzer"],
+            buzzer_type=BuzzerType(merged["buzzer_type"]),
+            seat_buttons=tuple(merged["seat_buttons"]),
+            next_button=merged["next_button"],
+            undo_button=merged["undo_button"],
+            undo_hold=float(merged["undo_hold"]),
+            button_bounce=float(merged["button_bounce"]),
+        )
+
+    @classmethod
+    def of(cls, config: Config) -> PinLayout:
+        """The layout of a config: its `[pins]`, keeping clear of the GPIOs its readers hold."""
+        return cls.parse(config.pins, reserved=reader_pins(config.readers))
+
+
+def _checked(pins: Mapping[str, Any] | None, reserved: Mapping[int, str] | None) -> dict[str, Any]:
+    """The merged `[pins]` table, every value checked: lists as lists (empty when left out), single
+    pins as a pin or None (left out)."""
     merged: dict[str, Any] = {**DEFAULT_PINS, **(pins or {})}
     unknown = sorted(set(merged) - set(DEFAULT_PINS))
     if unknown:
@@ -102,13 +157,18 @@ def pin_map(
         raise ConfigError(f"[pins] has room for at most {MAX_SEATS} seats")
     if merged["status_led"] and len(merged["status_led"]) != 3:
         raise ConfigError("[pins] status_led must list 3 pins (red, green, blue), or be empty")
-    if merged["buzzer_type"] not in ("passive", "active"):
+    if merged["buzzer_type"] not in tuple(BuzzerType):
         kind = merged["buzzer_type"]
         raise ConfigError(f'[pins] buzzer_type must be "passive" or "active", not {kind!r}')
     for key in ("undo_hold", "button_bounce"):
         if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
             raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
-    held = {str(pin): why for pin, why in (reserved or {}).items()}
+    _check_each_pin_once(merged, reserved or {})
+    return merged
+
+
+def _check_each_pin_once(merged: Mapping[str, Any], reserved: Mapping[int, str]) -> None:
+    held = {str(pin): why for pin, why in reserved.items()}
     used: dict[str, str] = {}
     for key in (*PIN_LISTS, *PIN_SCALARS):
         value = merged[key]
@@ -122,7 +182,6 @@ def pin_map(
             if name in used:
                 raise ConfigError(f"[pins] GPIO {pin} is used twice: by {used[name]} and by {key}")
             used[name] = key
-    return merged
 
 
 def _bcm_name(pin: int | str) -> str:
@@ -142,6 +201,113 @@ def _is_pin(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 27) or (
         isinstance(value, str) and bool(value)
     )
+
+
+# The passive buzzer plays A3..A7 (220-3520 Hz): a piezo is loudest in its upper range.
+MID_TONE = Tone("A5")
+OCTAVES = 2
+
+
+# gpiozero ships no type hints: its classes are `Any` to mypy, hence the ignores on the subclasses.
+class TableOutputs(CompositeDevice):  # type: ignore[misc]
+    """The table's outputs as one gpiozero device: a LED per seat, the status RGB LED and the
+    buzzer (None when the layout leaves it out); `close()` releases them all."""
+
+    def __init__(self, layout: PinLayout, pin_factory: Any = None) -> None:
+        made: list[Any] = []  # built one by one, so a pin that fails closes the ones made before it
+        try:
+            for pin in layout.seat_leds:
+                made.append(LED(pin, pin_factory=pin_factory))
+            self._seat_leds: list[LED] = list(made)
+            self._status_led: RGBLED | None = None
+            if layout.status_led is not None:
+                active_high = not layout.status_common_anode
+                self._status_led = RGBLED(
+                    *layout.status_led, active_high=active_high, pin_factory=pin_factory
+                )
+                made.append(self._status_led)
+            self._buzzer: TonalBuzzer | Buzzer | None = None
+            if layout.buzzer is not None and layout.buzzer_type is BuzzerType.ACTIVE:
+                self._buzzer = Buzzer(layout.buzzer, pin_factory=pin_factory)
+            elif layout.buzzer is not None:
+                self._buzzer = TonalBuzzer(
+                    layout.buzzer, mid_tone=MID_TONE, octaves=OCTAVES, pin_factory=pin_factory
+                )
+            if self._buzzer is not None:
+                made.append(self._buzzer)
+        except Exception:
+            for device in made:
+                device.close()
+            raise
+        super().__init__(*made, pin_factory=pin_factory)
+
+    @property
+    def seat_leds(self) -> list[LED]:
+        return self._seat_leds
+
+    @property
+    def status_led(self) -> RGBLED | None:
+        return self._status_led
+
+    @property
+    def buzzer(self) -> TonalBuzzer | Buzzer | None:
+        return self._buzzer
+
+
+class TableInputs(CompositeDevice):  # type: ignore[misc]
+    """The table's buttons as one gpiozero device: one per seat, Next and Undo (None when the layout
+    leaves it out). Undo reports a hold after `layout.undo_hold` seconds."""
+
+    def __init__(self, layout: PinLayout, pin_factory: Any = None) -> None:
+        bounce = layout.button_bounce or None
+        made: list[Any] = []
+        try:
+            for pin in layout.seat_buttons:
+                made.append(Button(pin, bounce_time=bounce, pin_factory=pin_factory))
+            self._seat_buttons: list[Button] = list(made)
+            self._next_button: Button | None = None
+            if layout.next_button is not None:
+                self._next_button = Button(layout.next_button, bounce_time=bounce, pin_factory=pin_factory)
+                made.append(self._next_button)
+            self._undo_button: Button | None = None
+            if layout.undo_button is not None:
+                self._undo_button = Button(
+                    layout.undo_button,
+                    bounce_time=bounce,
+                    hold_time=layout.undo_hold,
+                    pin_factory=pin_factory,
+                )
+                made.append(self._undo_button)
+        except Exception:
+            _close_side_by_side(made)
+            raise
+        super().__init__(*made, pin_factory=pin_factory)
+
+    @property
+    def seat_buttons(self) -> list[Button]:
+        return self._seat_buttons
+
+    @property
+    def next_button(self) -> Button | None:
+        return self._next_button
+
+    @property
+    def undo_button(self) -> Button | None:
+        return self._undo_button
+
+    def close(self) -> None:
+        _close_side_by_side(list(self))
+        super().close()  # they are closed already: this lets go of them
+
+
+def _close_side_by_side(buttons: list[Any]) -> None:
+    """Each gpiozero Button stops a hold thread that polls every 0.1 s: close them side by side
+    rather than one after the other (the whole shutdown has about 2 s under systemd)."""
+    closers = [threading.Thread(target=button.close) for button in buttons]
+    for closer in closers:
+        closer.start()
+    for closer in closers:
+        closer.join()
 
 
 def mock_factory() -> MockFactory:

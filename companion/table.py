@@ -19,8 +19,8 @@ from companion.journal import Journal, JournalError, effective_events
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[str, dict[str, Any]], None]
-"""Called with ("state", public view) after every change and ("cue", cue JSON) for every cue."""
+Listener = Callable[[str, dict[str, Any] | Cue], None]
+"""Called with ("state", public view) after every change and ("cue", the `Cue`) for every cue."""
 
 IDLE_VIEW: dict[str, Any] = {
     "game": None,
@@ -201,10 +201,10 @@ class Table:
         raise error
 
     def _emit(self, cues: list[Cue], view: dict[str, Any] | None) -> None:
-        messages: list[tuple[str, dict[str, Any]]] = []
+        messages: list[tuple[str, dict[str, Any] | Cue]] = []
         if view is not None:
             messages.append(("state", view))
-        messages.extend(("cue", cue.to_json()) for cue in cues)
+        messages.extend(("cue", cue) for cue in cues)
         # Listener by listener, in order: the feedback layer (pins) hears every message of an input
         # before the broker wakes the scoreboards' threads.
         for listener in list(self.listeners):

@@ -40,7 +40,7 @@ def client(daemon: Daemon) -> Any:
 def cues(daemon: Daemon) -> list[dict[str, Any]]:
     """Every cue the table plays from now on, as the scoreboard receives them."""
     seen: list[dict[str, Any]] = []
-    daemon.table.listeners.append(lambda kind, payload: seen.append(payload) if kind == "cue" else None)
+    daemon.table.listeners.append(lambda kind, cue: seen.append(cue.to_json()) if kind == "cue" else None)
     return seen
 
 

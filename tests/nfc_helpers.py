@@ -51,7 +51,7 @@ def running_daemon(config: Config) -> Iterator[tuple[Daemon, list[dict[str, Any]
 def cue_log(daemon: Daemon) -> list[dict[str, Any]]:
     """Every cue the table plays from now on (a listener after the feedback layer)."""
     seen: list[dict[str, Any]] = []
-    daemon.table.listeners.append(lambda kind, payload: seen.append(payload) if kind == "cue" else None)
+    daemon.table.listeners.append(lambda kind, cue: seen.append(cue.to_json()) if kind == "cue" else None)
     return seen
 
 

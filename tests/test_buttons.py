@@ -15,7 +15,7 @@ from companion.buttons import TableButtons, seat_of_action
 from companion.catalog import load_catalog
 from companion.games import build_engines
 from companion.journal import Journal, effective_events
-from companion.pins import DEFAULT_PINS
+from companion.pins import DEFAULT_PINS, PinLayout
 from companion.table import Table
 
 CATALOG = load_catalog()
@@ -61,9 +61,9 @@ def rig() -> Iterator[Rig]:
         engines.setdefault("peanuts", Peanuts(CATALOG["peanuts"]))
     table = Table(Journal(":memory:"), engines)
     factory = MockFactory(pin_class=MockPin)
-    buttons = TableButtons(table, {"undo_hold": HOLD}, pin_factory=factory)
+    buttons = TableButtons(table, PinLayout.parse({"undo_hold": HOLD}), pin_factory=factory)
     made = Rig(table, factory, buttons)
-    table.listeners.append(lambda kind, payload: made.cues.append(payload) if kind == "cue" else None)
+    table.listeners.append(lambda kind, cue: made.cues.append(cue.to_json()) if kind == "cue" else None)
     yield made
     buttons.close()
 
@@ -180,7 +180,7 @@ def test_a_short_press_on_undo_takes_back_nothing_and_says_to_hold_it(rig: Rig) 
 def test_undo_is_held_one_and_a_half_seconds_by_default() -> None:
     table = Table(Journal(":memory:"), build_engines(CATALOG))
     factory = MockFactory(pin_class=MockPin)
-    buttons = TableButtons(table, None, pin_factory=factory)
+    buttons = TableButtons(table, PinLayout.parse(None), pin_factory=factory)
     try:
         table.start("spy", ["Ann", "Bob"], {})
         assert buttons.undo_button is not None and buttons.undo_button.hold_time == 1.5
@@ -222,7 +222,8 @@ def test_the_seat_an_action_picks(action: dict[str, Any], prompt_seat: int | Non
 def test_buttons_left_out_of_the_config_are_not_made() -> None:
     table = Table(Journal(":memory:"), build_engines(CATALOG))
     factory = MockFactory(pin_class=MockPin)
-    buttons = TableButtons(table, {"seat_buttons": [17, 27], "next_button": False}, pin_factory=factory)
+    layout = PinLayout.parse({"seat_buttons": [17, 27], "next_button": False})
+    buttons = TableButtons(table, layout, pin_factory=factory)
     try:
         assert len(buttons.seat_buttons) == 2 and buttons.next_button is None
         Button(25, pin_factory=factory).close()  # GPIO 25 stayed free

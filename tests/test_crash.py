@@ -352,8 +352,8 @@ def test_an_input_is_committed_to_the_journal_before_any_listener_hears_of_it(tm
 
 def refusal_leaves_everything_as_it_was(table: Table, view: dict[str, Any], db: Path) -> None:
     """Make inputs until the journal refuses one; check that refusal, then return."""
-    heard: list[tuple[str, dict[str, Any]]] = []
-    table.listeners.append(lambda kind, payload: heard.append((kind, payload)))
+    heard: list[tuple[str, Any]] = []
+    table.listeners.append(lambda kind, payload: heard.append((kind, payload)))  # a Cue for "cue"
     for _ in range(400):
         before, entries = table.view(), journal_events(db)
         heard.clear()
@@ -364,7 +364,7 @@ def refusal_leaves_everything_as_it_was(table: Table, view: dict[str, Any], db: 
                 table_input(table, before)
         except GameError as error:
             assert "could not record" in str(error)
-            assert heard == [("cue", heard[0][1])] and heard[0][1]["cue"] == "error"  # an error cue only
+            assert heard == [("cue", heard[0][1])] and heard[0][1].name == "error"  # an error cue only
             assert table.view() == before  # nothing half applied
             assert journal_events(db) == entries  # nothing written, nothing lost
             return

@@ -24,20 +24,10 @@ from gpiozero import LED
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.config import ConfigError
-from companion.cues import CUE_NAMES
-from companion.feedback import (
-    AMBER,
-    BLUE,
-    GREEN,
-    PATTERNS,
-    SILENT,
-    Feedback,
-    Pattern,
-    Sound,
-    beeps,
-    rest_of,
-)
-from companion.pins import DEFAULT_PINS
+from companion.cues import CUE_NAMES, Cue
+from companion.feedback import Feedback, Sound, beeps, rest_of
+from companion.patterns import AMBER, BLUE, GREEN, PATTERNS, SILENT, Pattern
+from companion.pins import DEFAULT_PINS, PinLayout
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "feedback.md"
 # Timing slack. A change is never early (the player waits for each deadline). On a busy machine a
@@ -84,7 +74,7 @@ class Rig:
     @classmethod
     def build(cls, pins: dict[str, Any] | None = None, **kwargs: Any) -> Rig:
         factory = MockFactory(pin_class=TonePin)
-        return cls(factory, Feedback(pins, pin_factory=factory, **kwargs))
+        return cls(factory, Feedback(PinLayout.parse(pins), pin_factory=factory, **kwargs))
 
     def pin(self, number: int) -> TonePin:
         return self.factory.pin(number)  # type: ignore[return-value]
@@ -112,7 +102,7 @@ class Rig:
         self.t0 = time.monotonic()
 
     def cue(self, name: str, seat: int | None = TARGET, **data: Any) -> None:
-        self.feedback("cue", {"cue": name, "seat": seat, "text": "", "data": data})
+        self.feedback("cue", Cue(name, seat=seat, data=data))
 
     def transitions(self, pin: TonePin) -> Timeline:
         """The pin's changes since `mark`, as (seconds after t0, value). MockPin timestamps each
@@ -612,12 +602,15 @@ def test_close_releases_every_pin() -> None:
         LED(number, pin_factory=rig.factory).close()  # would raise GPIOPinInUse if still held
 
 
-def test_an_unknown_cue_is_ignored_and_the_player_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_cue_without_a_pattern_is_ignored_and_the_player_goes_on(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(PATTERNS, "spied")  # a cue name added without its pattern
     rig = Rig.build()
     try:
         rig.settle()
-        rig.feedback("cue", {"cue": "fireworks"})
-        assert "fireworks" in caplog.text
+        rig.cue("spied")
+        assert "no feedback pattern for cue 'spied'" in caplog.text
         rig.mark()
         rig.cue("card-accepted")
         assert rig.feedback.wait_idle()

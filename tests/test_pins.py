@@ -11,12 +11,20 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from gpiozero import TonalBuzzer
+from gpiozero import LED, Buzzer, GPIOPinInUse, TonalBuzzer
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.config import ConfigError, load_config
 from companion.feedback import Feedback, Sound
-from companion.pins import DEFAULT_PINS, choose_pin_factory, pin_map, prepare_lgpio_dir, reader_pins
+from companion.pins import (
+    DEFAULT_PINS,
+    PinLayout,
+    TableInputs,
+    TableOutputs,
+    choose_pin_factory,
+    prepare_lgpio_dir,
+    reader_pins,
+)
 
 HARDWARE = Path(__file__).resolve().parent.parent / "hardware"
 
@@ -137,18 +145,25 @@ def test_lg_wd_is_set_before_gpiozero_loads_lgpio(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_defaults_use_every_pin_once_and_leave_the_uart_free() -> None:
-    pins = pin_map(None)
-    used = [*pins["seat_leds"], *pins["status_led"], *pins["seat_buttons"]]
-    used += [pins["buzzer"], pins["next_button"], pins["undo_button"]]
+    pins = PinLayout.parse(None)
+    assert pins.status_led is not None
+    used = [
+        *pins.seat_leds,
+        *pins.status_led,
+        *pins.seat_buttons,
+        pins.buzzer,
+        pins.next_button,
+        pins.undo_button,
+    ]
     assert len(used) == len(set(used)) == 16
     assert not {2, 3, 7, 8, 9, 10, 11, 14, 15} & set(used)  # I2C, SPI0, UART (a PN532 reader)
     # The buzzer may sit on any GPIO: gpiozero's tones are software PWM (lgpio's tx_pwm), not PWM0/1.
 
 
 def test_false_or_an_empty_list_leaves_a_part_out() -> None:
-    pins = pin_map({"buzzer": False, "status_led": [], "seat_buttons": False})
-    assert pins["buzzer"] is None and pins["status_led"] == [] and pins["seat_buttons"] == []
-    assert pins["seat_leds"] == DEFAULT_PINS["seat_leds"]
+    pins = PinLayout.parse({"buzzer": False, "status_led": [], "seat_buttons": False})
+    assert pins.buzzer is None and pins.status_led is None and pins.seat_buttons == ()
+    assert list(pins.seat_leds) == DEFAULT_PINS["seat_leds"]
 
 
 @pytest.mark.parametrize(
@@ -166,14 +181,16 @@ def test_false_or_an_empty_list_leaves_a_part_out() -> None:
 )
 def test_a_wrong_pin_map_is_a_config_error(pins: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        pin_map(pins)
+        PinLayout.parse(pins)
 
 
 @pytest.mark.parametrize("device", ["tty:AMA0:pn532", "tty:S0:pn532", "tty:AMA0", "tty:AMA:pn532", "tty:S"])
 def test_a_reader_on_the_uart_holds_gpio_14_and_15(device: str) -> None:
     held = reader_pins([{"device": "virtual"}, {"device": device, "seat": 1}])
     assert sorted(held) == [14, 15] and device in held[14]
-    assert pin_map(None, reserved=held) == pin_map(None)  # the defaults keep clear of the UART
+    assert PinLayout.parse(None, reserved=held) == PinLayout.parse(
+        None
+    )  # the defaults keep clear of the UART
     for pins in (
         {"next_button": 14},
         {"seat_buttons": [17, 15]},
@@ -181,7 +198,7 @@ def test_a_reader_on_the_uart_holds_gpio_14_and_15(device: str) -> None:
         {"buzzer": "BOARD10"},
     ):
         with pytest.raises(ConfigError, match=r"is on GPIO 1[45], which the reader on the UART"):
-            pin_map(pins, reserved=held)
+            PinLayout.parse(pins, reserved=held)
 
 
 @pytest.mark.parametrize(
@@ -190,22 +207,41 @@ def test_a_reader_on_the_uart_holds_gpio_14_and_15(device: str) -> None:
 def test_other_readers_leave_gpio_14_and_15_free(device: str) -> None:
     held = reader_pins([{"device": device}])
     assert held == {}
-    assert pin_map({"next_button": 14, "undo_button": 15}, reserved=held)["next_button"] == 14
+    assert PinLayout.parse({"next_button": 14, "undo_button": 15}, reserved=held).next_button == 14
 
 
 def test_header_pin_names_count_as_their_gpio() -> None:
     with pytest.raises(ConfigError, match="used twice"):
-        pin_map({"buzzer": "BOARD11"})  # header pin 11 is GPIO 17, seat 1's button
+        PinLayout.parse({"buzzer": "BOARD11"})  # header pin 11 is GPIO 17, seat 1's button
     with pytest.raises(ConfigError, match="used twice"):
-        pin_map({"buzzer": "J8:32"})  # header pin 32 is GPIO 12, Undo
+        PinLayout.parse({"buzzer": "J8:32"})  # header pin 32 is GPIO 12, Undo
+
+
+def test_a_layout_builds_one_composite_device_for_the_outputs_and_one_for_the_buttons() -> None:
+    factory = MockFactory(pin_class=MockPWMPin)
+    layout = PinLayout.parse({"buzzer_type": "active", "next_button": False})
+    outputs = TableOutputs(layout, pin_factory=factory)
+    inputs = TableInputs(layout, pin_factory=factory)
+    assert len(outputs) == 7 and len(outputs.seat_leds) == 5 and isinstance(outputs.buzzer, Buzzer)
+    assert len(inputs) == 6 and inputs.next_button is None and inputs.undo_button is not None
+    assert inputs.undo_button.hold_time == layout.undo_hold
+    outputs.close()
+    inputs.close()
+    assert outputs.closed and inputs.closed
+    # A pin taken half way through the build: what was made before it is let go again.
+    blocker = LED(DEFAULT_PINS["buzzer"], pin_factory=factory)
+    with pytest.raises(GPIOPinInUse):
+        TableOutputs(layout, pin_factory=factory)
+    blocker.close()
+    TableOutputs(layout, pin_factory=factory).close()  # the seat and status LEDs were free
 
 
 def test_the_example_config_loads_and_drives_mock_pins() -> None:
     config = load_config(HARDWARE / "companion.example.toml", env={})
     assert config.readers == [{"device": "auto"}] and config.token
-    assert pin_map(config.pins) == pin_map(None)  # it spells out the defaults
+    assert PinLayout.parse(config.pins) == PinLayout.parse(None)  # it spells out the defaults
     assert Sound.from_config(config.sound).quiet_hours is not None
-    feedback = Feedback(config.pins, config.sound, pin_factory=MockFactory(pin_class=MockPWMPin))
+    feedback = Feedback(PinLayout.of(config), config.sound, pin_factory=MockFactory(pin_class=MockPWMPin))
     feedback.close()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from companion.catalog import load_catalog
+from companion.cues import Cue
 from companion.games import build_engines
 from companion.games.base import GameError
 from companion.journal import Journal
@@ -19,7 +20,12 @@ PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
 def new_table(path: Path) -> tuple[Table, list[tuple[str, dict[str, Any]]]]:
     table = Table(Journal(path), build_engines(load_catalog()), resolve_uid={"04a1b2": "spy-team/red-7"}.get)
     heard: list[tuple[str, dict[str, Any]]] = []
-    table.listeners.append(lambda kind, payload: heard.append((kind, payload)))
+
+    def listener(kind: str, payload: dict[str, Any] | Cue) -> None:
+        assert isinstance(payload, Cue if kind == "cue" else dict)  # listeners get Cue objects
+        heard.append((kind, payload.to_json() if isinstance(payload, Cue) else payload))
+
+    table.listeners.append(listener)
     return table, heard
 
 
