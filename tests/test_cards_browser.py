@@ -20,6 +20,8 @@ def test_enroll_an_unknown_tag_and_walk_a_deck_from_the_tablet(browser: Browser,
     page.set_default_timeout(10_000)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(f"{request.method} {request.url}"))
     page.goto(f"{server.url}/control#token={TOKEN}")
     panel = page.locator("#enroll")
     spy_team = panel.locator('.enroll-game[data-game="spy-team"]')
@@ -42,10 +44,13 @@ def test_enroll_an_unknown_tag_and_walk_a_deck_from_the_tablet(browser: Browser,
     # (No NFC reader here: the panel asks for each tag's UID.)
     expect(panel.locator(".enroll-session")).to_contain_text("Type the UID of Red 2")
     expect(panel.locator(".enroll-session")).to_contain_text("0/47")
+    # A tag typed in elsewhere: the panel hears of it on the event stream (its cue), not by polling.
     server.call("POST", "/api/cards/session/tap", {"uid": "04a1b2c3d4e5f7"})
     expect(panel.locator(".enroll-session")).to_contain_text("Type the UID of Red 3")
     expect(panel.locator(".enroll-session")).to_contain_text("1/47")
     expect(panel.locator(".enroll-session progress")).to_have_attribute("value", "1")
+    page.wait_for_timeout(1000)
+    assert not [line for line in asked if line.startswith("GET") and "/api/cards/session" in line]
     panel.get_by_role("button", name="Stop").click()
     expect(panel.locator(".enroll-session")).to_have_count(0)
     expect(spy_team).to_contain_text("2/48 cards have a tag")

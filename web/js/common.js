@@ -64,6 +64,7 @@ const Companion = (() => {
     if (!response.ok) {
       const err = new Error(data.error || `HTTP ${response.status}`);
       err.status = response.status;
+      err.data = data; // the whole answer, for a refusal that carries more than its message
       throw err;
     }
     return data;

@@ -1,8 +1,11 @@
 // Cards and tags: the enrollment panel of the control page, rendered into <div id="enroll">.
-// It uses the API of companion/cards_api.py with the token from localStorage.companionToken. On the
-// control page it shares the page's message bar (Companion.say) and its event stream (control.js
-// re-dispatches each state and cue as "companion:state" / "companion:cue" on document); anywhere
-// else it shows its messages in the panel and opens a stream of its own.
+// It uses the API of companion/cards_api.py through common.js (Companion.api, the token from
+// localStorage.companionToken; Companion.h builds the panel). On the control page it shares the
+// page's message bar (Companion.say) and its event stream (control.js re-dispatches each state and
+// cue as "companion:state" / "companion:cue" on document); anywhere else it shows its messages in
+// the panel and opens a stream of its own (Companion.connect). It never polls: every tag a session
+// takes, from a reader or typed in anywhere, comes as a cue carrying data.enroll, and the panel
+// reads the registry again then.
 //
 // - per game, how many cards have a tag; "Enroll deck" walks through the deck ("Tap Red 17", with a
 //   progress bar) while the table's NFC readers hand every tag to the enrollment instead of the game.
@@ -16,9 +19,8 @@
   const root = document.getElementById("enroll");
   if (!root) return;
 
-  // (`Companion` of common.js is a global binding, not a property of window.)
-  const page = typeof Companion !== "undefined" && Companion.say ? Companion : null;
-  const POLL_MS = 700;
+  const page = Companion.say ? Companion : null; // the control page's message bar, if there is one
+  const el = Companion.h;
   const state = {
     summary: null, // GET /api/cards
     session: null,
@@ -30,38 +32,17 @@
     options: new Map(), // game -> {missing, force} as ticked
     uid: "", // the UID being typed in the session box
   };
-  let polling = null;
   let announced = null;
 
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else if (key === "value") node.value = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
+  // A control call; a tag refused for a card (409 with the result, status "refused") is an answer
+  // to show, not a failure.
   async function call(method, path, body) {
-    const token = localStorage.getItem("companionToken") || "";
-    const response = await fetch(path, {
-      method,
-      headers: {"Content-Type": "application/json", "Authorization": `Bearer ${token}`},
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({error: `HTTP ${response.status}`}));
-    if (!response.ok && !(data && data.status === "refused")) {
-      const error = new Error(data.error || `HTTP ${response.status}`);
-      error.status = response.status;
+    try {
+      return await Companion.api(method, path, body);
+    } catch (error) {
+      if (error.data && error.data.status === "refused") return error.data;
       throw error;
     }
-    return data;
   }
 
   // Every message goes where it is seen: the page's message bar (fixed at the bottom; a refusal
@@ -97,7 +78,6 @@
     for (const uid of [...state.unknown.keys()]) {
       if (known.has(uid)) { state.unknown.delete(uid); unsay(uid); }
     }
-    if (state.session && !state.session.finished) startPolling();
     render();
     announce();
   }
@@ -112,27 +92,6 @@
     document.dispatchEvent(new CustomEvent("companion:enrollment", {detail: {running,
       game: running ? s.game : null, title: running ? s.title : null,
       readers: state.summary ? state.summary.nfc_readers : 0}}));
-  }
-
-  function startPolling() {
-    if (polling) return;
-    polling = setInterval(async () => {
-      try {
-        const answer = await call("GET", "/api/cards/session");
-        const changed = !state.session || !answer.session || answer.session.version !== state.session.version;
-        state.session = answer.session;
-        if (!answer.session || answer.session.finished) stopPolling();
-        if (changed) await refresh();
-      } catch (error) {
-        stopPolling();
-        say(error.message, false);
-      }
-    }, POLL_MS);
-  }
-
-  function stopPolling() {
-    clearInterval(polling);
-    polling = null;
   }
 
   async function act(method, path, body, done) {
@@ -290,7 +249,7 @@
   }
 
   function render() {
-    // The UID being typed keeps the focus when the panel is redrawn (a tap elsewhere, a poll).
+    // The UID being typed keeps the focus when the panel is redrawn (a tap elsewhere, a cue).
     const typing = document.activeElement && document.activeElement.name === "uid" && root.contains(document.activeElement)
       ? [document.activeElement.selectionStart, document.activeElement.selectionEnd] : null;
     root.replaceChildren(...[
@@ -328,9 +287,7 @@
     document.addEventListener("companion:cue", (event) => onCue(event.detail));
     document.addEventListener("companion:state", (event) => onState(event.detail));
   } else {
-    const events = new EventSource("/api/events");
-    events.addEventListener("cue", (event) => onCue(JSON.parse(event.data)));
-    events.addEventListener("state", (event) => onState(JSON.parse(event.data)));
+    Companion.connect(onState, onCue);
   }
 
   fetch("/api/games").then((r) => r.json()).then((data) => {
