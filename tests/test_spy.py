@@ -429,13 +429,15 @@ def _assert_names_only(payload: Any, revealed: set[str]) -> None:
     """`payload` names no card but the `revealed` ones, and carries no number of any other."""
     assert not _keys(payload) & {"number", "move", "movement"}
     dump = json.dumps(payload)
+    # The face-up cards' own ids and names go first: a hidden card's id or name may be part of
+    # theirs ("spy/green-bomb-2" of "spy/green-bomb-2-extra"). What is left names no other card.
+    for card_id in revealed:
+        dump = dump.replace(card_id, "").replace(DATA.cards[card_id].name, "")
     hidden = [card for card in DATA.cards.values() if card.id not in revealed and card["kind"] != "spy"]
     for card in hidden:
         assert card.id not in dump, card.id
         assert card.name not in dump, card.name
-    # What is left after the face-up cards' own names must carry no card number at all.
-    for card_id in revealed:
-        dump = dump.replace(card_id, "").replace(DATA.cards[card_id].name, "")
+    # ... and carries no card number at all.
     assert not _SECRET_NAME.search(dump), _SECRET_NAME.search(dump)
 
 
