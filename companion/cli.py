@@ -16,9 +16,10 @@ from typing import Any
 from companion import __version__
 from companion.cards_cli import add_cards_commands
 from companion.catalog import DataError
-from companion.config import Config, ConfigError, load_config
+from companion.config import Config, ConfigError, load_config, parse_mqtt
 from companion.doctor import add_doctor_command
 from companion.journal import JournalError
+from companion.league import add_league_command
 from companion.systemd import Service
 
 log = logging.getLogger("companion")
@@ -51,9 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="try it: virtual reader, mock pins, a throw-away database")
     demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     demo.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    demo.add_argument("--mqtt", metavar="URL", help="publish to this broker, e.g. mqtt://127.0.0.1:1883")
+    demo.add_argument("--table", help="this table's name on the broker (default: the hostname)")
     demo.set_defaults(command=cmd_demo)
     add_doctor_command(commands)  # `companion doctor` and `companion url`, for the Pi appliance
     add_cards_commands(commands)  # `companion cards enroll | list | export | import | forget`
+    add_league_command(commands)  # `companion league`: standings from the tables on a broker
     return parser
 
 
@@ -86,6 +90,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     config.readers = [{"device": "virtual"}]
     config.mock_pins = True
     config.token = config.token or secrets.token_urlsafe(9)
+    if args.mqtt:  # a league night on one laptop: see the README
+        config.mqtt = parse_mqtt({"url": args.mqtt, **({"table": args.table} if args.table else {})}, {})
     try:
         return serve(config, show_token=True)
     finally:

@@ -18,15 +18,21 @@ seat = 0
 [pins]                       # GPIO pins, see hardware/ (read by companion.feedback and .buttons)
 [sound]                      # volume and quiet hours (read by companion.feedback)
 [cards]                      # path = "/var/lib/companion/cards.db" (default: cards.db beside the journal)
+
+[mqtt]                       # publish to a broker (see docs/mqtt.md); off without a url
+url = "mqtt://broker.local:1883"
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 INSTALLED_CONFIG = Path("/etc/companion/companion.toml")  # where systemd/install.sh puts it
 
@@ -57,7 +63,29 @@ class Config:
     sound: dict[str, Any] = field(default_factory=dict)
     cards: dict[str, Any] = field(default_factory=dict)  # [cards] path: see companion.registry
     mock_pins: bool = False
+    mqtt: MqttSettings | None = None  # [mqtt]: None publishes nothing
     source: Path | None = None  # the file it was read from, if any
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    """Where and as what a table publishes (docs/mqtt.md); `companion league` reads the same keys."""
+
+    host: str
+    port: int = 1883
+    tls: bool = False  # mqtts://
+    ca_file: str | None = None  # mqtts: the CA of the broker's certificate (default: the system's CAs)
+    username: str | None = None
+    password: str | None = None
+    table: str = "table"  # this table's name in the topics
+    base: str = "companion"
+    discovery: bool = False  # Home Assistant MQTT discovery
+    discovery_prefix: str = "homeassistant"
+
+    @property
+    def topic(self) -> str:
+        """This table's topics start here: `<base>/<table>`."""
+        return f"{self.base}/{self.table}"
 
 
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
@@ -67,6 +95,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     config = Config(source=Path(path) if path else None)
     try:
         _read_tables(config, raw)
+        config.mqtt = parse_mqtt(_table(raw, "mqtt"), env)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}" if path else str(error)) from None
     if env.get("COMPANION_TOKEN"):
@@ -96,7 +125,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 def _read_tables(config: Config, raw: dict[str, Any]) -> None:
     # A misspelt key must not quietly mean its default: name it. ([pins], [sound] and the reader
     # tables are checked where they are read: companion.pins, companion.feedback, companion.readers.)
-    _known(raw, "the config", {"server", "journal", "reader", "readers", "pins", "sound", "cards"})
+    _known(raw, "the config", {"server", "journal", "reader", "readers", "pins", "sound", "cards", "mqtt"})
     _read_server(config, _table(raw, "server"))
     journal = _table(raw, "journal")
     _known(journal, "[journal]", {"path"})
@@ -134,6 +163,52 @@ def _read_server(config: Config, server: dict[str, Any]) -> None:
         raise ConfigError(
             f"[server] streams_per_address must be at least 1, not {config.streams_per_address}"
         )
+
+
+MQTT_KEYS = {"url", "ca_file", "username", "password", "table", "base", "discovery", "discovery_prefix"}
+_TOPIC_LEVEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def parse_mqtt(raw: dict[str, Any], env: dict[str, str]) -> MqttSettings | None:
+    """[mqtt], or None when it has no url. COMPANION_MQTT_PASSWORD overrides the password."""
+    _known(raw, "[mqtt]", MQTT_KEYS)
+    url = _value(raw, "[mqtt] url", str, None)
+    if not url:
+        if raw:
+            raise ConfigError("[mqtt] needs a 'url', e.g. \"mqtt://broker.local:1883\"")
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname or parts.path not in ("", "/"):
+        raise ConfigError(f"[mqtt] url must look like mqtt://host:1883 or mqtts://host:8883, not {url!r}")
+    try:
+        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+    except ValueError as error:
+        raise ConfigError(f"[mqtt] url has a bad port: {url!r}") from error
+    ca_file = _value(raw, "[mqtt] ca_file", str, None)
+    if ca_file and not Path(ca_file).is_file():
+        raise ConfigError(f"[mqtt] ca_file {ca_file} is not a readable file")
+    table = (
+        _value(raw, "[mqtt] table", str, None) or re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:64]
+    )
+    base = _value(raw, "[mqtt] base", str, "companion")
+    prefix = _value(raw, "[mqtt] discovery_prefix", str, "homeassistant")
+    if not _TOPIC_LEVEL.fullmatch(table):
+        raise ConfigError(f"[mqtt] table must be 1-64 letters, digits, '-' or '_', not {table!r}")
+    for key, topic in (("base", base), ("discovery_prefix", prefix)):
+        if not all(_TOPIC_LEVEL.fullmatch(level) for level in topic.split("/")):
+            raise ConfigError(f"[mqtt] {key} must be topic levels of letters, digits, '-' or '_': {topic!r}")
+    return MqttSettings(
+        host=parts.hostname,
+        port=port,
+        tls=parts.scheme == "mqtts",
+        ca_file=ca_file,
+        username=_value(raw, "[mqtt] username", str, None),
+        password=env.get("COMPANION_MQTT_PASSWORD") or _value(raw, "[mqtt] password", str, None),
+        table=table,
+        base=base,
+        discovery=_value(raw, "[mqtt] discovery", bool, False),
+        discovery_prefix=prefix,
+    )
 
 
 def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:

@@ -6,7 +6,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpiozero.exc import GPIOZeroError
 
@@ -25,6 +25,9 @@ from companion.pins import PinLayout, choose_pin_factory
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
 from companion.table import Table
+
+if TYPE_CHECKING:
+    from companion.mqtt import MqttBridge
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +71,11 @@ class Daemon:
             hosts=config.hosts,
             cards=self.cards,
         )
+        self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
 
     def start(self) -> None:
+        if self.mqtt is not None:
+            self.mqtt.start()
         for reader in self.readers:
             reader.start(self.tap)
         self.feedback(kind="state", payload=self.table.view())
@@ -90,6 +96,7 @@ class Daemon:
             "sse_clients": self.broker.clients,
             "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
             **self.cards.health(),  # the card registry: "ok", or damaged / read-only and why
+            **({} if self.mqtt is None else {"mqtt": "connected" if self.mqtt.connected else "away"}),
         }
 
     def close(self) -> None:
@@ -98,6 +105,8 @@ class Daemon:
         self.broker.close()
         self.buttons.close()
         self.feedback.close()
+        if self.mqtt is not None:
+            self.mqtt.close()
         self.journal.close()
         self.registry.close()
 
@@ -115,6 +124,17 @@ def unusable_journal(path: Path, error: Exception) -> str:
         f"{path}: not a journal this version can use ({error}): move it away to start a new one, "
         "or point [journal] path at the right file"
     )
+
+
+def mqtt_bridge(config: Config, table: Table) -> MqttBridge | None:
+    """The table's publisher to the broker of [mqtt] (docs/mqtt.md), listening to the table."""
+    if config.mqtt is None:
+        return None
+    from companion.mqtt import MqttBridge, outbox_path
+
+    bridge = MqttBridge(config.mqtt, table, outbox_path(config.db))
+    table.listeners.append(bridge)
+    return bridge
 
 
 def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:

@@ -173,11 +173,16 @@ def read_only_fs(path: Path | str) -> bool:
 
 def effective_events(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The inputs still in force: each undo entry takes back the input before it."""
-    stack: list[dict[str, Any]] = []
-    for event in events:
-        if event.get("type") == "undo":
+    return [entry.event for entry in effective_entries(Entry(0, "", event) for event in events)]
+
+
+def effective_entries(entries: Iterable[Entry]) -> list[Entry]:
+    """The entries whose inputs are still in force (see `effective_events`), oldest first."""
+    stack: list[Entry] = []
+    for entry in entries:
+        if entry.event.get("type") == "undo":
             if stack:
                 stack.pop()
         else:
-            stack.append(event)
+            stack.append(entry)
     return stack

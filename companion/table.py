@@ -15,7 +15,7 @@ from typing import Any
 
 from companion.cues import Cue
 from companion.games.base import Engine, Event, GameError
-from companion.journal import Journal, JournalError, effective_events
+from companion.journal import Entry, Journal, JournalError, effective_entries
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,11 @@ class Table:
         self._game: str | None = None
         self._state: Any = None
         self._view: dict[str, Any] = dict(IDLE_VIEW)  # the public view of (_game, _state), kept current
-        self._refold(effective_events(entry.event for entry in journal.entries()))
+        in_force = effective_entries(journal.entries())
+        # The journal entry that started the game in force: its seq and time name the game for good
+        # (results published to MQTT carry them, so a restart or a replay never makes a new game).
+        self.game_start: Entry | None = _last_start(in_force)
+        self._refold([entry.event for entry in in_force])
 
     # Reading
 
@@ -104,8 +108,10 @@ class Table:
         with self._lock:
             if not self._events:
                 self._refuse(GameError("Nothing to undo."))
-            remaining = self._events[:-1]
+            remaining, undone = self._events[:-1], self._events[-1]
             self._write({"type": "undo"})
+            if undone.get("type") == "start":  # the game before comes back (rare: read the journal)
+                self.game_start = _last_start(effective_entries(self.journal.entries()))
             self._refold(remaining)
             view = self.view()
             self._emit([Cue("undo", text="Took back the last input.")], view)
@@ -119,7 +125,9 @@ class Table:
             except GameError as error:
                 self._refuse(error)
             asked_before = self._view["prompt"].get("seat")
-            self._write(event)
+            entry = self._write(event)
+            if event.get("type") == "start":
+                self.game_start = entry
             self._events.append(event)
             view = self._settle(game, state)
             asked = view["prompt"].get("seat")
@@ -167,12 +175,14 @@ class Table:
         state, cues = engine.apply(self._state, event)
         return self._game, state, cues
 
-    def _write(self, event: Event) -> None:
+    def _write(self, event: Event) -> Entry:
+        at = self.clock()
         try:
-            self.journal.append(event, self.clock())
+            return Entry(self.journal.append(event, at), at, event)
         except JournalError as error:
             log.error("%s", error)
-            self._refuse(GameError("The table could not record that input; nothing changed. Check the disk."))
+            message = "The table could not record that input; nothing changed. Check the disk."
+            return self._refuse(GameError(message))
 
     def _refold(self, events: list[Event]) -> None:
         """Rebuild the current game from the inputs in force (at start-up and after an undo)."""
@@ -213,3 +223,7 @@ class Table:
                     listener(kind, payload)
                 except Exception:  # one broken output must not stop the table or the others
                     log.exception("a %s listener failed", kind)
+
+
+def _last_start(entries: list[Entry]) -> Entry | None:
+    return next((entry for entry in reversed(entries) if entry.event.get("type") == "start"), None)
