@@ -29,6 +29,7 @@ from companion.config import Config, MqttSettings
 from companion.cues import CUE_NAMES
 from companion.daemon import Daemon
 from companion.league import LeagueStore
+from tests import test_peanuts_api as peanuts
 from tests.conftest import AUTH, TOKEN
 from tests.mosquitto import MOSQUITTO, Broker, Listener
 from tests.servers import Server, free_port, running_companion
@@ -374,6 +375,28 @@ def test_home_assistant_discovers_one_device_whose_templates_read_the_table(
 
 def render(template: str, payload: Any) -> str:
     return jinja2.Environment().from_string(template).render(value_json=payload)
+
+
+def test_no_face_down_card_reaches_the_broker(daemon_on_broker: Daemon, broker: Broker) -> None:
+    """The Mission for Peanuts round of test_peanuts_api.py, whose Informants stay face down: nothing
+    the table sends (states, cues with refusals among them, the round's result) names them."""
+    heard = Listener(broker, "companion/den/#")
+    client = daemon_on_broker.app.test_client()
+    peanuts.start(client, ["Ann", "Bob", "Cy"])
+    for step, status in peanuts.face_down_round():
+        peanuts.send(client, step, status)
+    result = heard.wait(lambda: heard.on("companion/den/result"))[0].json()
+    assert (result["round"], result["winners"], result["game"]) == (1, [1], "peanuts")
+    heard.wait(lambda: heard.on("companion/den/state")[-1].json() == client.get("/api/state").get_json())
+    cues = [m.json()["cue"] for m in heard.on("companion/den/cue")]
+    assert {"error", "shuffle-in", "round-won"} <= set(cues)
+    text = "\n".join(m.payload.decode() for m in heard.messages)
+    for card in peanuts.FACE_DOWN:
+        assert card not in text
+    assert "informant" not in text.lower()
+    for message in heard.on("companion/den/state"):
+        assert not peanuts.shown_cards(message.json()) & set(peanuts.FACE_DOWN)
+    heard.close()
 
 
 def test_the_table_says_offline_when_it_stops(tmp_path: Path, broker: Broker) -> None:

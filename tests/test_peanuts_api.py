@@ -474,15 +474,11 @@ def shown_cards(view: dict[str, Any]) -> set[str]:
     return ids
 
 
-def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: Any) -> None:
-    # The scoreboard's own request. Read in this thread (Flask keeps the request context with the
-    # generator): first up to the current state, which means the stream now receives every message...
-    response, stream, chunks = open_event_stream(client)
-
-    start(client, ["Ann", "Bob", "Cy"])
-    # Two cards go face down (the Informants, which never show in this round): the first is
-    # shuffled back by a Handler, the second stays in Cy's pile. Refusals on the way must not name them.
-    script: list[tuple[dict[str, Any], int]] = [
+def face_down_round() -> list[tuple[dict[str, Any], int]]:
+    """A three-player round (Ann, Bob, Cy) that Bob wins, and each input's status. Two cards go face
+    down (the Informants, which never show in this round): the first is shuffled back by a Handler,
+    the second stays in Cy's pile. Refusals on the way must not name them. (Also played on MQTT.)"""
+    return [
         ({"tap": "secret-police-1"}, 200),  # Roles: Ann, Bob, Cy
         ({"tap": "telepath-1"}, 200),
         ({"tap": "handler-1"}, 200),
@@ -527,6 +523,15 @@ def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: A
         ({"tap": "handler-3"}, 200),
         ({"tap": "assassin-1"}, 200),  # Ann is out: Bob is the last player standing
     ]
+
+
+def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: Any) -> None:
+    # The scoreboard's own request. Read in this thread (Flask keeps the request context with the
+    # generator): first up to the current state, which means the stream now receives every message...
+    response, stream, chunks = open_event_stream(client)
+
+    start(client, ["Ann", "Bob", "Cy"])
+    script = face_down_round()
     for step, status in script:
         send(client, step, status)
     final = state(client)

@@ -17,6 +17,8 @@ from companion.catalog import DataError, load_catalog, parse_game
 from companion.cues import Cue
 from companion.games.base import GameError
 from companion.games.spy import Spy, SpyState
+from companion.journal import Entry
+from companion.results import results_of
 
 DATA = load_catalog()["spy"]
 ENGINE = Spy(DATA)
@@ -414,14 +416,16 @@ def assert_no_secret(
     state: SpyState, view: dict[str, Any], cues: list[Cue], errors: list[str], boom: str | None = None
 ) -> None:
     """Nothing in the view, the cues or a refusal names a card that is not face up, nor which bomb is
-    lit; only the cues of a BOOM may name `boom`, the bomb its owner shows the table as it goes off."""
+    lit; only the cues of a BOOM may name `boom`, the bomb its owner shows the table as it goes off.
+    Nor do the results a table sends to MQTT (with the view itself and the cues)."""
+    results = list(results_of("table", Entry(1, "2026-11-30T20:00:00+00:00", {}), view).values())
     view = copy.deepcopy(view)
     for player in view["players"]:
         # The exposure track's labels are the same fixed four for everyone: check, then drop them.
         assert [e["card"] for e in player["exposure"]] == ["Safe 1", "Safe 2", "Top Secret 1", "Top Secret 2"]
         player["exposure"] = [e["revealed"] for e in player["exposure"]]
     revealed = _revealed(state)
-    _assert_names_only([view, errors], revealed)
+    _assert_names_only([view, errors, results], revealed)
     _assert_names_only([cue.to_json() for cue in cues], revealed | ({boom} if boom else set()))
 
 
