@@ -150,6 +150,9 @@ def urls(config: Config, show_token: bool) -> list[str]:
     ]
     if host in ("0.0.0.0", "::"):
         lines.append(f"  on the table's network: http://{socket.gethostname()}.local:{config.port}/")
+    if config.mqtt is not None:  # docs/mqtt.md
+        mqtt = config.mqtt
+        lines.append(f"  mqtt:       {mqtt.topic}/... on {mqtt.host}:{mqtt.port}")
     return lines
 
 

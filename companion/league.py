@@ -254,12 +254,12 @@ def league_settings(args: Any) -> MqttSettings:
         raw["url"] = args.mqtt
     if args.base:
         raw["base"] = args.base
-    settings = parse_mqtt({**raw, "table": "league"}, {}) if raw else None
-    if settings is None:
+    parsed = parse_mqtt({**raw, "table": "league"}, {}) if raw else None
+    if parsed is None:
         raise ConfigError(
             "the league needs a broker: --mqtt mqtt://host:1883, or --config with an [mqtt] url"
         )
-    return settings
+    return parsed
 
 
 def cmd_league(args: Any) -> int:

@@ -35,8 +35,9 @@ def make_client(
     """A paho-mqtt client for `settings` (TLS, login, last will), not yet connected. A `persistent`
     session has the broker keep QoS 1 messages for it while it is away."""
     import paho.mqtt.client as paho  # loaded only when [mqtt] is configured
+    from paho.mqtt.enums import CallbackAPIVersion
 
-    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=not persistent)
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=not persistent)
     if will_topic:
         client.will_set(will_topic, "offline", qos=1, retain=True)
     if settings.username:
@@ -73,6 +74,8 @@ class MqttBridge:
         self._inflight: dict[int, tuple[str, int]] = {}  # paho message id -> (result id, version)
         self._sending: set[tuple[str, int]] = set()
         self._dropped = 0
+        self._state_due = True  # the latest view is not on the broker yet
+        self._results_due = True  # the outbox may hold results the broker has not acknowledged
         self._closing = False
         self.client = make_client(settings, f"companion-{settings.table}", will_topic=f"{self.topic}/status")
         self.client.on_connect = self._on_connect
@@ -84,9 +87,9 @@ class MqttBridge:
 
     def __call__(self, kind: str, payload: Any) -> None:
         if kind == "state":
-            self._state = payload
+            self._state, self._state_due = payload, True
             self._store_results(payload)
-            self._put(("state", None), table=True)
+            self._put(("wake", None), table=True)
         elif kind == "cue":
             self._put(("cue", as_json(payload)), table=True)
 
@@ -103,7 +106,7 @@ class MqttBridge:
         if changed or taken_back:
             self.outbox.put(changed + taken_back)
             self._told = current
-            self._put(("flush", None), table=True)
+            self._results_due = True
 
     def _put(self, item: tuple[str, Any], table: bool = False) -> None:
         try:
@@ -176,11 +179,15 @@ class MqttBridge:
             if self.settings.discovery:
                 for topic, config in discovery_messages(self.settings):
                     self.client.publish(topic, json.dumps(config), qos=1, retain=True)
-        if kind in ("connected", "state"):
-            self._publish("state", self._state, retain=True)
+            self._state_due = self._results_due = True
         if kind == "cue":
             self._publish("cue", payload)
-        if kind in ("connected", "flush"):
+        # Flags, not queued messages: a full queue can drop a wake-up, never the latest state or a result.
+        if self._state_due:
+            self._state_due = False
+            self._publish("state", self._state, retain=True)
+        if self._results_due:
+            self._results_due = False
             self._flush()
 
     def _flush(self) -> None:

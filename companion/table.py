@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from companion.cues import Cue
 from companion.games.base import Engine, Event, GameError
@@ -182,7 +182,7 @@ class Table:
         except JournalError as error:
             log.error("%s", error)
             message = "The table could not record that input; nothing changed. Check the disk."
-            return self._refuse(GameError(message))
+            self._refuse(GameError(message))
 
     def _refold(self, events: list[Event]) -> None:
         """Rebuild the current game from the inputs in force (at start-up and after an undo)."""
@@ -206,7 +206,7 @@ class Table:
         self._view = dict(IDLE_VIEW) if game is None else self.engines[game].public_view(state)
         return self._view
 
-    def _refuse(self, error: GameError, **data: Any) -> Any:
+    def _refuse(self, error: GameError, **data: Any) -> NoReturn:
         self._emit([Cue(error.cue, text=str(error), data=data)], None)
         raise error
 

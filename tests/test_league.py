@@ -4,10 +4,12 @@ the league's store and standings, and its page and API (the broker tests are in 
 from __future__ import annotations
 
 import copy
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from waitress.server import create_server
 
 from companion.config import ConfigError, load_config, parse_mqtt
 from companion.journal import Entry
@@ -177,3 +179,33 @@ def test_the_league_page_and_api_are_read_only(tmp_path: Path) -> None:
     assert client.get("/static/js/league.js").status_code == 200
     assert client.get("/api/league").get_json()["standings"] == []
     assert client.post("/api/league").status_code == 405
+
+
+@pytest.mark.parametrize(("width", "height"), [(360, 740), (390, 844), (800, 1280), (1280, 800)])
+def test_the_league_page_fits_phones_and_tablets(
+    tmp_path: Path, browser: Any, width: int, height: int
+) -> None:
+    """Debian's Chromium on a real server: the tables, the standings and the last games, with no
+    sideways scrolling from a small phone to a tablet in landscape."""
+    store = LeagueStore(tmp_path / "league.db")
+    for result in results_of("left", START, view(3, over=True)).values():
+        store.record(result)
+    store.table("left", status="online", state=view(1))
+    store.table("a-table-with-a-rather-long-name", status="offline")
+    server = create_server(create_league_app(store, {"spy-team": "Spy Team"}), host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"http://127.0.0.1:{server.effective_port}/")
+        page.wait_for_selector(".game tbody tr")
+        rows = page.locator(".game tbody tr").all_inner_texts()
+        assert [row.split()[0] for row in rows] == ["A", "C", "B", "D"]
+        assert "Spy Team" in page.locator(".game h3").inner_text()
+        assert page.locator(".table.online h3").inner_text().startswith("left")
+        assert page.locator(".table:not(.online)").count() == 1
+        assert "A & C won" in page.locator("#recent").inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.close()
+    finally:
+        server.close()

@@ -11,6 +11,8 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+const STATUS = { setup: "setting up", playing: "playing", "game-over": "finished", idle: "no game" };
+
 function titleOf(league, game) {
   const entry = league.standings.find((s) => s.game === game);
   return game ? (entry ? entry.title : game) : "no game";
@@ -21,7 +23,8 @@ function drawTables(league) {
   box.replaceChildren();
   if (!league.tables.length) box.append(el("p", { class: "empty" }, "No table has been seen yet."));
   for (const t of league.tables) {
-    const what = t.game ? `${titleOf(league, t.game)} · ${t.status}${t.round ? ` · round ${t.round}` : ""}` : "no game running";
+    const round = t.round && t.status === "playing" ? ` · round ${t.round}` : "";
+    const what = t.game ? `${titleOf(league, t.game)} · ${STATUS[t.status] || t.status}${round}` : "no game running";
     const players = el("ul", {});
     for (const p of t.players) players.append(el("li", {}, `${p.name} `, el("b", {}, String(p.score ?? 0))));
     box.append(el("article", { class: `table${t.online ? " online" : ""}` },
