@@ -1,9 +1,9 @@
 """The JSON API of DESIGN.md section 3. Reads are open; control calls need the bearer token.
 
 Every refusal is `{"error": "..."}` with a 4xx status, and nothing is journaled for it:
-400 a malformed request (not a JSON object, a tap without a card), 401 a missing or wrong token,
-404/405 no such call, 413 a body over 16 KiB, 409 an input the table refuses (the rules, or a field
-with a wrong value).
+400 a malformed request (not a JSON object, a tap without a card, a key an action does not
+declare), 401 a missing or wrong token, 404/405 no such call, 413 a body over 16 KiB, 409 an input
+the table refuses (the rules, or a field with a wrong value).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from werkzeug.exceptions import BadRequest as NotJSON
 from werkzeug.exceptions import HTTPException
 
 from companion.events import StreamRefused, refusal
-from companion.games.base import GameError
+from companion.games.base import GameError, MalformedInput
 from companion.server import connection_hooks
 from companion.services import services
 
@@ -70,6 +70,13 @@ def bad_request(exc: BadRequest) -> tuple[Response, int]:
 @api.errorhandler(GameError)
 def refused(exc: GameError) -> tuple[Response, int]:
     return error(str(exc), 409)
+
+
+@api.errorhandler(MalformedInput)
+def malformed(exc: MalformedInput) -> tuple[Response, int]:
+    """An input no game state could read (a key its action does not declare): the table has already
+    played the error cue."""
+    return error(str(exc), 400)
 
 
 @api.app_errorhandler(HTTPException)

@@ -3,13 +3,13 @@
 The buttons are one more rendering of the prompt (`companion.games.base`): they post the same
 actions the tablet's control page offers, through `Table.act` and `Table.undo`.
 
-- **Seat button S** answers a prompt that asks for a seat: it posts the one action whose seat is S
-  (a target, the player who goes next...). An action's seat is its only seat-valued field: `seat`,
-  `target` or a `*_seat` field holding a seat number; when it has several, the one that is just the
-  prompt's own seat (the player acting) does not count. Several actions for S (a colour to pick, a
-  mission tile) need the tablet: the press plays an error cue saying so. Actions in `TABLET_ONLY`
-  are never posted by a button.
-- **Next** posts the prompt's "go on" action: end the turn, pass, done, next round, draw.
+- **Seat button S** answers a prompt that asks for a seat: it posts the one legal action whose
+  `Action.seat` (the seat it picks) is S: a target, the player who goes next... Several actions for S
+  (a colour to pick, a mission tile) need the tablet: the press plays an error cue saying so. An
+  action that needs a confirmation (`Action.confirm`: putting a player out) is never posted by a
+  button; the tablet asks for it on purpose.
+- **Next** posts the prompt's primary action (`Action.primary`): end the turn, pass, done, next
+  round, draw.
 - **Undo** takes back the last input, but only when held for `undo_hold` seconds (1.5 by default):
   a bump or a short press only plays an error cue that says to hold it.
 
@@ -25,48 +25,16 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from companion.games.base import GameError
+from companion.games.base import Action, GameError
 from companion.pins import PinLayout, TableInputs
 from companion.table import Table
 
 log = logging.getLogger(__name__)
 
-# Reports of something grave that happened off the table (a player dropped a card: they are out).
-# One bump on a seat button must never knock a player out; the tablet asks for it on purpose.
-TABLET_ONLY = frozenset({"eliminate"})
-# What Next posts, first match wins: actions that move the game on without a choice.
-NEXT_TYPES = ("end-turn", "pass", "next", "done", "next-round", "draw")
-
-
-def _seat_fields(action: Mapping[str, Any], players: int) -> dict[str, int]:
-    """The fields of an action that hold a seat number."""
-    return {
-        key: value
-        for key, value in action.items()
-        if (key in ("seat", "target") or key.endswith("_seat"))
-        and isinstance(value, int)
-        and not isinstance(value, bool)
-        and 0 <= value < players
-    }
-
-
-def seat_of_action(action: Mapping[str, Any], prompt: Mapping[str, Any], players: int) -> int | None:
-    """The seat an action picks, or None if it picks no single seat."""
-    fields = _seat_fields(action, players)
-    if len(fields) > 1:
-        # The acting player's own seat is not the choice ({"seat": me, "target": them}).
-        fields = {key: value for key, value in fields.items() if value != prompt.get("seat")}
-    return next(iter(fields.values())) if len(fields) == 1 else None
-
 
 def _name(view: Mapping[str, Any], seat: int) -> str:
     players = view.get("players") or []
     return str(players[seat].get("name")) if seat < len(players) else f"Seat {seat + 1}"
-
-
-def posted(action: Mapping[str, Any]) -> dict[str, Any]:
-    """A prompt action as it is posted: without its label."""
-    return {key: value for key, value in action.items() if key != "label"}
 
 
 class TableButtons:
@@ -93,15 +61,12 @@ class TableButtons:
     def press_seat(self, seat: int) -> None:
         """Seat `seat`'s button: post the prompt's one action that picks this seat."""
         with self._lock:
-            view = self.table.view()
-            prompt = view.get("prompt") or {}
-            players = len(view.get("players") or [])
-            actions = [a for a in prompt.get("actions") or [] if a.get("type") not in TABLET_ONLY]
-            matches = [a for a in actions if seat_of_action(a, prompt, players) == seat]
-            who = _name(view, seat)
+            # One bump on a seat button must never knock a player out: no `confirm` action here.
+            matches = [a for a in self.table.legal_actions() if a.seat == seat and not a.confirm]
+            who = _name(self.table.view(), seat)
             if len(matches) == 1:
-                self._act(posted(matches[0]))
-            elif matches or any(seat in _seat_fields(a, players).values() for a in actions):
+                self._act(matches[0])
+            elif matches:
                 # Several ways to answer for this seat (a colour, a tile and a target...).
                 self.table.report_error(f"{who}'s button: more than one choice, choose on the tablet.")
             else:
@@ -110,13 +75,11 @@ class TableButtons:
     def press_next(self) -> None:
         """Next: end the turn, pass, or whatever moves the game on without a choice."""
         with self._lock:
-            actions = (self.table.view().get("prompt") or {}).get("actions") or []
-            for kind in NEXT_TYPES:
-                action = next((a for a in actions if a.get("type") == kind), None)
-                if action is not None:
-                    self._act(posted(action))
-                    return
-            self.table.report_error("Next: nothing to pass or end now.")
+            action = next((a for a in self.table.legal_actions() if a.primary and not a.confirm), None)
+            if action is None:
+                self.table.report_error("Next: nothing to pass or end now.")
+            else:
+                self._act(action)
 
     def hold_undo(self) -> None:
         """Undo held long enough: take back the last input."""
@@ -135,11 +98,11 @@ class TableButtons:
             # A bump or a tap: say how it works rather than take back a move by accident.
             self.table.report_error(f"Hold Undo for {self.undo_hold:g} s to take back the last input.")
 
-    def _act(self, action: dict[str, Any]) -> None:
+    def _act(self, action: Action) -> None:
         try:
-            self.table.act(action)
+            self.table.act(action.to_event())
         except GameError as error:
-            log.info("button action %s refused: %s", action, error)
+            log.info("button action %s refused: %s", action.to_event(), error)
 
     def close(self) -> None:
         self.inputs.close()

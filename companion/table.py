@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from companion.cues import Cue
-from companion.games.base import Engine, Event, GameError
+from companion.games.base import Action, Engine, Event, GameError, Prompt, Status
 from companion.journal import Entry, Journal, JournalError, effective_entries
 
 log = logging.getLogger(__name__)
@@ -22,12 +22,13 @@ log = logging.getLogger(__name__)
 Listener = Callable[[str, dict[str, Any] | Cue], None]
 """Called with ("state", public view) after every change and ("cue", the `Cue`) for every cue."""
 
+IDLE_PROMPT = Prompt("Start a game from the control page.")
 IDLE_VIEW: dict[str, Any] = {
     "game": None,
-    "status": "idle",
+    "status": Status.IDLE.value,
     "round": 0,
     "players": [],
-    "prompt": {"text": "Start a game from the control page.", "seat": None, "tap": False, "actions": []},
+    "prompt": IDLE_PROMPT.to_json(),
     "rounds": [],
     "winners": [],
 }
@@ -75,6 +76,20 @@ class Table:
         with self._lock:
             return self._view
 
+    def prompt(self) -> Prompt:
+        """What the current game expects next, typed (the idle prompt when no game runs)."""
+        with self._lock:
+            return IDLE_PROMPT if self._game is None else self.engines[self._game].prompt(self._state)
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """Every non-card input the current game accepts now."""
+        return self.prompt().actions
+
+    def current_seat(self) -> int | None:
+        """The seat the current game waits on, None when it waits on nobody in particular."""
+        with self._lock:
+            return None if self._game is None else self.engines[self._game].current_seat(self._state)
+
     # Inputs
 
     def start(self, game: str, players: list[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -100,8 +115,15 @@ class Table:
             self._refuse(GameError("An action needs a 'type'."))
         if action["type"] in ("tap", "start", "undo"):
             self._refuse(GameError(f"'{action['type']}' is not an action: use its own call."))
-        # A label is the prompt's caption for a button, not part of the input: don't keep it forever.
-        return self.submit({key: value for key, value in action.items() if key != "label"})
+        with self._lock:
+            if self._game is not None:
+                # Only the keys the action declares are journaled (a label is dropped, a stray key
+                # refused): the journal keeps inputs, not whatever a client sent along.
+                try:
+                    action = self.engines[self._game].canonical(action)
+                except GameError as error:
+                    self._refuse(error)
+            return self.submit(action)
 
     def undo(self) -> dict[str, Any]:
         """Take back the last input in force."""
@@ -124,25 +146,30 @@ class Table:
                 game, state, cues = self._next(event)
             except GameError as error:
                 self._refuse(error)
-            asked_before = self._view["prompt"].get("seat")
+            asked_before = self.current_seat()
             entry = self._write(event)
             if event.get("type") == "start":
                 self.game_start = entry
             self._events.append(event)
             view = self._settle(game, state)
-            asked = view["prompt"].get("seat")
-            # One place decides "your turn" for every game: whenever the prompt turns to another seat.
-            # An engine may play it itself with a better text; then the table leaves it at that.
-            engine_said = any(cue.name == "your-turn" for cue in cues)
-            if (
-                asked is not None
-                and not engine_said
-                and (asked != asked_before or event.get("type") == "start")
-            ):
-                name = view["players"][asked]["name"]
-                cues = [*cues, Cue("your-turn", seat=asked, text=f"{name}: {view['prompt'].get('text', '')}")]
+            cues = [*cues, *self._your_turn(asked_before, event, cues)]
             self._emit(cues, view)
             return view
+
+    def _your_turn(self, asked_before: int | None, event: Event, cues: list[Cue]) -> list[Cue]:
+        """The one place that decides "your turn", for every game: whenever the prompt turns to another
+        seat (or a game starts). An engine may play it itself with a better text (a new turn of the
+        same seat); then the table leaves it at that."""
+        prompt = self.prompt()
+        asked = prompt.seat
+        if asked is None or any(cue.name == "your-turn" for cue in cues):
+            return []
+        if asked == asked_before and event.get("type") != "start":
+            return []
+        name = self._view["players"][asked]["name"]
+        # A prompt that asks a seat names its player; say the name first if it does not.
+        text = prompt.text if prompt.text.startswith(name) else f"{name}: {prompt.text}"
+        return [Cue("your-turn", seat=asked, text=text)]
 
     def announce(self, cue: Cue) -> None:
         """Play a cue that is not about an input (a reader lost or back, a shutdown)."""

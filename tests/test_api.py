@@ -116,6 +116,28 @@ def test_the_wrong_seat_is_refused(client: Any, daemon: Daemon, cues: list[Any])
     assert journal_length(daemon) == 3
 
 
+def test_an_action_key_no_action_declares_is_a_400_naming_it(
+    client: Any, daemon: Daemon, cues: list[Any]
+) -> None:
+    start(client)
+    before = client.get("/api/state").get_json()
+    body = {"type": "mission", "seat": 0, "tile": "1/5", "target": 1, "colour": "red"}
+    response = client.post("/api/actions", json=body, headers=AUTH)
+    assert response.status_code == 400 and "'colour'" in response.get_json()["error"]
+    assert cues[-1]["cue"] == "error" and "'colour'" in cues[-1]["text"]
+    assert client.get("/api/state").get_json() == before
+    assert journal_length(daemon) == 1
+
+
+def test_only_the_declared_keys_of_an_action_are_journaled(client: Any, daemon: Daemon) -> None:
+    view = start(client)
+    listed = view["prompt"]["actions"][0]  # posted back as the control page lists it, label and all
+    assert {"label", "primary", "confirm"} <= set(listed)
+    post(client, "/api/actions", listed)
+    journaled = list(daemon.journal.entries())[-1].event
+    assert journaled == {key: listed[key] for key in ("type", "seat", "tile", "target")}
+
+
 def test_an_unknown_game_and_a_wrong_player_count_are_refused(client: Any, daemon: Daemon) -> None:
     response = client.post("/api/games", json={"game": "chess", "players": PLAYERS}, headers=AUTH)
     assert response.status_code == 409 and "Unknown game" in response.get_json()["error"]

@@ -11,9 +11,11 @@ import pytest
 from gpiozero import Button
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from companion.buttons import TableButtons, seat_of_action
-from companion.catalog import load_catalog
+from companion.buttons import TableButtons
+from companion.catalog import GameData, load_catalog
+from companion.cues import Cue
 from companion.games import build_engines
+from companion.games.base import Action, Engine, Event, Outcome, Prompt, Status
 from companion.journal import Journal, effective_events
 from companion.pins import DEFAULT_PINS, PinLayout
 from companion.table import Table
@@ -119,8 +121,7 @@ def test_a_seat_button_never_eliminates_a_player(rig: Rig) -> None:
     rig.table.start("spy", ["Ann", "Bob", "Cy"], {})
     for colour in ("green", "red", "blue"):
         rig.table.tap(card=f"spy/{colour}-spy")
-    actions = rig.table.view()["prompt"]["actions"]
-    assert {"type": "eliminate", "seat": 1} in [{k: v for k, v in a.items() if k != "label"} for a in actions]
+    assert {"type": "eliminate", "seat": 1} in [a.to_event() for a in rig.table.legal_actions()]
     rig.seat(1)
     assert rig.table.view()["players"][1]["eliminated"] is False
     assert rig.events()[-1]["type"] == "tap"
@@ -198,25 +199,62 @@ def test_undo_with_nothing_to_undo_is_caught(rig: Rig) -> None:
     assert rig.last_cue()["cue"] == "error" and "Nothing to undo" in rig.last_cue()["text"]
 
 
-# Which seat an action picks
+# The buttons read the typed actions, never field names
 
 
-@pytest.mark.parametrize(
-    ("action", "prompt_seat", "seat"),
-    [
-        ({"type": "target", "seat": 2}, 0, 2),  # the seat is the choice
-        ({"type": "pick", "target": 1}, None, 1),
-        ({"type": "swap", "seat": 0, "target": 3}, 0, 3),  # the actor's own seat is not the choice
-        ({"type": "mission", "seat": 0, "tile": "1/5", "target": 1}, None, None),  # two seats: no
-        ({"type": "trade", "seats": [0, 2]}, 0, None),  # a pair: the tablet
-        ({"type": "pass"}, 0, None),
-        ({"type": "x", "seat": True}, None, None),  # a flag, not a seat
-        ({"type": "x", "seat": 9}, None, None),  # no such seat
-        ({"type": "take-back", "seat": 1, "index": 0}, 0, 1),
-    ],
-)
-def test_the_seat_an_action_picks(action: dict[str, Any], prompt_seat: int | None, seat: int | None) -> None:
-    assert seat_of_action(action, {"seat": prompt_seat}, players=4) == seat
+class Toy(Engine[list[Event]]):
+    """A game whose actions name their seats in fields no rule of thumb would find: the buttons must
+    go by `Action.seat`, `Action.primary` and `Action.confirm` alone."""
+
+    game = "toy"
+    action_keys = {"pick": frozenset({"player"}), "go": frozenset(), "oust": frozenset({"player"})}
+
+    def setup(self, players: list[str], options: dict[str, Any]) -> list[Event]:
+        return []
+
+    def _apply(self, state: list[Event], event: Event) -> list[Cue]:
+        state.append(event)
+        return []
+
+    def prompt(self, state: list[Event]) -> Prompt:
+        actions = (
+            Action("oust", "Bob is out", {"player": 1}, seat=1, confirm=True),
+            Action("pick", "Pick Cy", {"player": 2}, seat=2),
+            Action("oust", "Cy is out", {"player": 2}, seat=2, confirm=True),
+            Action("go", "Go on", primary=True),
+        )
+        return Prompt("Ann: pick a player", 0, False, actions)
+
+    def status(self, state: list[Event]) -> Status:
+        return Status.PLAYING
+
+    def outcome(self, state: list[Event]) -> Outcome | None:
+        return None
+
+    def public_view(self, state: list[Event]) -> dict[str, Any]:
+        players = [{"seat": s, "name": n, "score": 0, "eliminated": False} for s, n in enumerate("ABC")]
+        return {
+            "game": "toy",
+            "status": "playing",
+            "players": players,
+            "prompt": self.prompt(state).to_json(),
+        }
+
+
+def test_buttons_post_what_the_actions_declare() -> None:
+    toy = Toy(GameData("toy", "Toy", 3, 3, {}, {}))
+    table = Table(Journal(":memory:"), {"toy": toy})
+    factory = MockFactory(pin_class=MockPin)
+    buttons = TableButtons(table, PinLayout.parse(None), pin_factory=factory)
+    try:
+        table.start("toy", ["A", "B", "C"])
+        buttons.press_seat(2)  # the pick, not the ouster of the same seat
+        buttons.press_seat(1)  # only an ouster there: never by a button
+        buttons.press_next()
+        events = effective_events(entry.event for entry in table.journal.entries())
+        assert events[1:] == [{"type": "pick", "player": 2}, {"type": "go"}]
+    finally:
+        buttons.close()
 
 
 def test_buttons_left_out_of_the_config_are_not_made() -> None:

@@ -29,7 +29,7 @@ import pytest
 
 from companion.catalog import load_catalog
 from companion.games import build_engines
-from companion.games.base import GameError
+from companion.games.base import PRESENTATION_KEYS, GameError
 from companion.journal import Journal, JournalError
 from companion.table import Table
 from companion.wal import inspect_wal
@@ -144,7 +144,7 @@ def next_input(view: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     waiting = next(team for team in view["teams"] if team["mission"] is None)
     # The team's last option: "3/3" while it still has that tile.
     action = [a for a in prompt["actions"] if a.get("seat") in waiting["seats"]][-1]
-    return "/api/actions", {key: value for key, value in action.items() if key != "label"}
+    return "/api/actions", {key: value for key, value in action.items() if key not in PRESENTATION_KEYS}
 
 
 def play(server: Companion, inputs: int) -> list[dict[str, Any]]:

@@ -102,6 +102,10 @@ class Game:
     def hand_counts(self) -> list[int]:
         return [p["hand_count"] for p in self.view["players"]]
 
+    def actions(self) -> list[dict[str, Any]]:
+        """The legal actions, as they are posted."""
+        return [action.to_event() for action in ENGINE.legal_actions(self.state)]
+
     def action_values(self, key: str) -> list[Any]:
         return [a[key] for a in self.prompt["actions"] if key in a]
 
@@ -230,7 +234,7 @@ def test_the_reveal_seat_by_seat() -> None:
 @pytest.mark.rule("PEA-7", "PEA-8")
 def test_a_turn_begins_with_a_draw() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
-    assert game.prompt["actions"] == [{"type": "draw", "label": "Draw a card"}]
+    assert game.actions() == [{"type": "draw"}] and ENGINE.legal_actions(game.state)[0].primary
     game.refused({"type": "tap", "card": cid("agent-1")}, "Not now")
     game.refused({"type": "draw", "seat": 1}, "Ann's move")
     assert game.do("draw") == ["card-accepted"]
@@ -374,7 +378,7 @@ def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
     game.do("target", seat=3)
     assert game.deck == 8 and game.hand_counts() == [2, 1, 1, 1, 1]  # Ann drew (safely)
     assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 3
-    assert {"type": "claim-family", "label": "Ann: Finding the Family!"} in game.prompt["actions"]
+    assert {"type": "claim-family"} in game.actions()
     game.tap("secret-police-1")  # Dee discards her hand, then takes one of Ann's two cards
     assert game.pile(3) == [cid("secret-police-1")] and game.hand_counts() == [1, 1, 1, 1, 1]
     assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
@@ -687,7 +691,8 @@ def test_last_player_standing_wins_and_starts_the_next_round() -> None:
     view = game.view
     assert [p["score"] for p in view["players"]] == [1, 0, 0]
     assert view["rounds"][0]["winners"] == [0] and "last player standing" in view["rounds"][0]["reason"]
-    assert view["prompt"]["actions"] == [{"type": "next-round", "label": "Deal round 2"}]
+    assert [a.label for a in ENGINE.legal_actions(game.state)] == ["Deal round 2"]
+    assert game.actions() == [{"type": "next-round"}]
     game.refused({"type": "draw"}, "Not now")
     game.do("next-round")
     view = game.view
@@ -771,7 +776,7 @@ def test_a_claim_may_follow_the_informant_deploy_draw() -> None:
     game.do("draw")
     game.play("informant-1", "deploy")
     assert game.prompt["step"] == "informant-draw"
-    assert {"type": "claim-family", "label": "Ann: Finding the Family!"} in game.prompt["actions"]
+    assert {"type": "claim-family"} in game.actions()
     game.do("claim-family")
     game.tap("spy-1")
     game.tap("assassin-1")
@@ -1618,13 +1623,12 @@ class Table:
         self.tap(top)
 
     def on_take_back(self, step: Any) -> None:
-        action = dict(self.rng.choice(ENGINE.public_view(self.state)["prompt"]["actions"]))
+        action = self.rng.choice(ENGINE.legal_actions(self.state)).to_event()
         card, up = self.piles[action["seat"]].pop(action["index"])
         self.shuffle_in(card)
         if up and self.rng.random() < 0.5:
             self.tap(card)
         else:
-            del action["label"]
             self.send(action)
 
     def on_showdown(self, step: Any) -> None:

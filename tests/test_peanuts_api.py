@@ -142,7 +142,9 @@ def test_three_player_game_to_its_winner(client: Any, cues: Cues) -> None:
     assert [shown[s]["discard_notches"] for s in range(3)] == [14, 10, None]
     assert view["showdown"]["winners"] == [1] and view["showdown"]["decided_by"] == "discards"
     assert column(view, "score") == [0, 1, 0]
-    assert view["prompt"]["actions"] == [{"type": "next-round", "label": "Deal round 2"}]
+    assert view["prompt"]["actions"] == [
+        {"type": "next-round", "label": "Deal round 2", "primary": True, "confirm": False}
+    ]
     assert of(cues, "round-won")[-1]["data"] == {"winners": [1]}
 
     # Round 2: Bob (the winner) starts and finds the family at once, his Telepath Role one of them.

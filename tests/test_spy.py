@@ -117,11 +117,13 @@ def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
     assert view["status"] == "setup" and view["turn"] is None
     assert view["prompt"]["seat"] == 0 and view["prompt"]["tap"] is True
     assert [a["colour"] for a in view["prompt"]["actions"]] == ["green", "red", "purple", "blue"]
-    assert all(a == {**a, "type": "claim", "seat": 0} for a in view["prompt"]["actions"])
+    claims = ENGINE.legal_actions(state)
+    assert all(a.to_event() == {"type": "claim", "seat": 0, "colour": a.fields["colour"]} for a in claims)
+    assert all(a.seat == 0 and not a.confirm for a in claims)
 
     state, cues, view = step(state, tap("purple-spy"))
-    assert names_of(cues) == ["card-accepted", "your-turn"]
-    assert view["players"][0]["colour"] == "purple" and view["prompt"]["seat"] == 1
+    assert names_of(cues) == ["card-accepted"]  # the table says "your turn", not the engine
+    assert view["players"][0]["colour"] == "purple" and ENGINE.current_seat(state) == 1
     assert "purple" not in [a["colour"] for a in view["prompt"]["actions"]]
 
     # A seat reader may claim for its own seat, out of order.
@@ -130,8 +132,7 @@ def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
 
     state, cues, view = step(state, {"type": "claim", "seat": 1, "colour": "blue"})
     assert view["status"] == "playing"
-    assert view["turn"] == 2 and view["prompt"]["seat"] == 2  # the chosen (youngest) start seat
-    assert cues[-1].name == "your-turn" and cues[-1].seat == 2
+    assert view["turn"] == 2 and ENGINE.current_seat(state) == 2  # the chosen (youngest) start seat
     assert [p["colour"] for p in view["players"]] == ["purple", "blue", "green"]
 
 
@@ -172,7 +173,7 @@ def test_example_turns_1_and_2() -> None:
 
     # Example 1: Green spies Purple's card "A", an unlit Bomb 1; Purple hisses and lights it.
     state, cues, view = step(state, tap("purple-bomb-1"))
-    assert names_of(cues) == ["bomb-lit", "your-turn"]
+    assert names_of(cues) == ["bomb-lit"] and ENGINE.current_seat(state) == 1
     lit = cues[0]
     assert lit.seat == 1 and "TSSSsss" in lit.text and lit.data == {"spier": 0, "owner": 1}
     assert view["players"][1]["bombs_lit"] == 1
@@ -188,7 +189,7 @@ def test_example_turns_1_and_2() -> None:
 
     # Example 2: Purple spies Green's card "A", Green's Exposure Target: revealed for good.
     state, cues, view = step(state, tap("green-safe-1"))
-    assert names_of(cues) == ["card-revealed", "your-turn"]
+    assert names_of(cues) == ["card-revealed"]
     assert cues[0].seat == 0 and cues[0].data["card"] == "spy/green-safe-1"
     green = view["players"][0]
     assert green["exposure"][0] == {"card": "Safe 1", "revealed": True}
@@ -221,7 +222,7 @@ def test_exposure_order_then_top_secret_2_eliminates_its_owner() -> None:
         state, _ = ENGINE.apply(state, {"type": "pass"})
         state, _ = ENGINE.apply(state, {"type": "pass"})
     state, cues, view = step(state, tap("red-top-secret-2"))
-    assert names_of(cues) == ["card-revealed", "player-eliminated", "your-turn"]
+    assert names_of(cues) == ["card-revealed", "player-eliminated"]
     assert cues[1].seat == 1 and "Top Secret 2" in cues[1].text
     bob = view["players"][1]
     assert bob["eliminated"] is True and bob["next"] is None
@@ -239,7 +240,7 @@ def test_a_lit_bomb_blows_up_the_spier_and_stays_secret() -> None:
     state, _ = ENGINE.apply(state, {"type": "pass"})  # Cy
     state, _ = ENGINE.apply(state, {"type": "pass"})  # Ann
     state, cues, view = step(state, tap("purple-bomb-2"))  # Bob spies the lit bomb
-    assert names_of(cues) == ["boom", "player-eliminated", "your-turn"]
+    assert names_of(cues) == ["boom", "player-eliminated"]
     # Cy shows the bomb to everybody: the table learns which bomb went off.
     boom = cues[0]
     assert boom.data == {"spier": 1, "owner": 2, "card": "spy/purple-bomb-2", "name": "Purple Bomb 2"}
@@ -260,7 +261,7 @@ def test_already_exposed_card_changes_nothing_but_ends_the_turn() -> None:
     state, _ = ENGINE.apply(state, {"type": "pass"})  # Bob
     before = ENGINE.public_view(state)
     state, cues, view = step(state, tap("red-safe-1"))  # Cy spies it again
-    assert names_of(cues) == ["already-exposed", "your-turn"]
+    assert names_of(cues) == ["already-exposed"]
     assert strip(view["players"], "last_outcome") == strip(before["players"], "last_outcome")
     assert state.exposed == [0, 1, 0] and view["turn"] == 0  # the Spy action is spent
     assert view["last_outcome"] == {
@@ -277,9 +278,11 @@ def test_pass_and_dropped_cards() -> None:
     state = new_game(["green", "red", "purple", "blue"], start=3)
     view = ENGINE.public_view(state)
     assert view["prompt"]["text"] == "Di's turn: spy (the owner taps the card) or pass"
-    assert {"type": "eliminate", "seat": 0, "label": "Ann dropped a card"} in view["prompt"]["actions"]
+    dropped = {a.label: a for a in ENGINE.legal_actions(state) if a.type == "eliminate"}
+    assert dropped["Ann dropped a card"].to_event() == {"type": "eliminate", "seat": 0}
+    assert all(a.confirm for a in dropped.values())  # it puts a player out: a second tap
     state, cues, view = step(state, {"type": "pass", "seat": 3})
-    assert names_of(cues) == ["card-accepted", "your-turn"] and view["turn"] == 0
+    assert names_of(cues) == ["card-accepted"] and ENGINE.current_seat(state) == 0
     refused(state, {"type": "pass", "seat": 2}, "It is Ann's turn, not Cy's")
 
     # Someone else drops a card: out at once, the turn stays.
@@ -291,10 +294,10 @@ def test_pass_and_dropped_cards() -> None:
         "owner": 2,
         "text": "Cy dropped a card and is out.",
     }
-    assert {"type": "eliminate", "seat": 2, "label": "Cy dropped a card"} not in view["prompt"]["actions"]
+    assert {"type": "eliminate", "seat": 2} not in [a.to_event() for a in ENGINE.legal_actions(state)]
     # The current player drops a card: the turn moves on.
     state, cues, view = step(state, {"type": "eliminate", "seat": 0})
-    assert names_of(cues) == ["player-eliminated", "your-turn"] and view["turn"] == 1
+    assert names_of(cues) == ["player-eliminated"] and ENGINE.current_seat(state) == 1
     refused(state, {"type": "eliminate", "seat": 0}, "Ann is already out")
 
 
@@ -326,14 +329,14 @@ def test_a_game_to_its_winner() -> None:
     state, _ = ENGINE.apply(state, {"type": "pass"})  # Cy
     state, _ = ENGINE.apply(state, tap("red-bomb-1"))  # Ann lights Bob's Bomb 1
     state, cues = ENGINE.apply(state, tap("green-bomb-1"))  # Bob: BOOM
-    assert names_of(cues) == ["boom", "player-eliminated", "your-turn"]
-    assert state.turn == 2
+    assert names_of(cues) == ["boom", "player-eliminated"]
+    assert ENGINE.current_seat(state) == 2
     for suffix in SAFE_AND_SECRET:  # Cy and Ann take turns; Ann answers Cy's spies
         state, _ = ENGINE.apply(state, tap(f"green-{suffix}"))
         if suffix != "top-secret-2":
             state, _ = ENGINE.apply(state, {"type": "pass"})
     view = ENGINE.public_view(state)
-    assert view["status"] == "game-over" and view["winners"] == [2]
+    assert ENGINE.is_over(state) and ENGINE.winners(state) == (2,) and view["winners"] == [2]
     assert [p["score"] for p in view["players"]] == [0, 0, 1]
     assert [p["eliminated"] for p in view["players"]] == [True, True, False]
     assert view["turn"] is None and view["rounds"] == [] and view["round"] == 1

@@ -280,10 +280,12 @@ def test_mission_prompt_lists_every_choice_for_both_teams(engine: SpyTeam) -> No
         "tile": "1/5",
         "target": 5,
         "label": "C.A.T.: Ann takes 5, Cid takes 1 (1/5)",
+        "primary": False,
+        "confirm": False,
     }
-    # Every listed action is accepted as it stands (the label is ignored).
-    for action in prompt["actions"]:
-        engine.apply(state, action)
+    # Every legal action is accepted as it is posted.
+    for action in engine.legal_actions(state):
+        engine.apply(state, action.to_event())
 
 
 @pytest.mark.rule("ST-7", "ST-8")
@@ -571,12 +573,12 @@ def test_random_legal_games(engine: SpyTeam, data: st.DataObject) -> None:
         hands = {seat: list(deck[11 * seat : 11 * seat + 11]) for seat in range(4)}
         # Missions: a few choices and changes, from the prompt's own actions.
         for _ in range(data.draw(st.integers(2, 5), label="mission inputs")):
-            action = data.draw(st.sampled_from(engine.public_view(state)["prompt"]["actions"]))
-            state, _ = engine.apply(state, action)
+            action = data.draw(st.sampled_from(engine.legal_actions(state)))
+            state, _ = engine.apply(state, action.to_event())
         for team in state.teams:
             if team.mission is None:
-                action = next(a for a in engine.mission_actions(state) if a["seat"] == team.seats[0])
-                state, _ = engine.apply(state, action)
+                action = next(a for a in engine.legal_actions(state) if a.seat == team.seats[0])
+                state, _ = engine.apply(state, action.to_event())
         targets = engine.targets(state)
         assert all(t is not None for t in targets)
         removed_before = [len(team.tiles_removed) for team in state.teams]

@@ -189,3 +189,20 @@ def test_a_label_from_the_prompt_is_not_journaled(tmp_path: Path) -> None:
     assert "label" in action
     table.act(action)
     assert "label" not in list(table.journal.entries())[-1].event
+
+
+def test_the_table_alone_says_your_turn_whenever_the_prompt_turns_to_another_seat(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    table.start("spy", ["Ann", "Bob", "Cid"], {"start": 1})
+    for colour in ("green", "red", "blue"):
+        table.tap(card=f"spy/{colour}-spy")
+    table.act({"type": "pass"})
+    turns = [(p["seat"], p["text"]) for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
+    assert turns == [
+        (0, "Ann: tap the Spy card of your colour"),  # the game starts
+        (1, "Bob: tap the Spy card of your colour"),
+        (2, "Cid: tap the Spy card of your colour"),
+        (1, "Bob's turn: spy (the owner taps the card) or pass"),  # every colour claimed
+        (2, "Cid's turn: spy (the owner taps the card) or pass"),
+    ]
+    assert table.current_seat() == 2 and [a.type for a in table.legal_actions() if a.primary] == ["pass"]

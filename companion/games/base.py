@@ -1,4 +1,4 @@
-"""What every game engine shares.
+"""What every game engine shares: the contract the table, the buttons, the LEDs and the pages rely on.
 
 An engine is pure: `apply(state, event) -> (state, cues)` does no I/O, reads no clock and draws no
 random number. It never changes the state it is given: an illegal event raises `GameError` with a
@@ -9,7 +9,14 @@ Events are plain JSON-able dicts, exactly as the journal stores them:
 
 - a card tap: ``{"type": "tap", "card": "spy-team/red-17"}``, plus ``"seat": 2`` when the reader that
   read it belongs to seat 2 (a shared reader sends no seat: the engine takes it from its prompt);
-- any other input: ``{"type": "<action>", ...}`` as each game documents in ``docs/rules/``.
+- any other input: ``{"type": "<action>", ...}`` with only the keys the engine declares for that
+  action (`Engine.action_keys`), as each game documents in ``docs/rules/``.
+
+What an engine expects next is typed: `prompt(state)` returns a `Prompt` (whom it asks, whether a
+card tap is expected, and every legal non-card input as an `Action`), `status(state)` a `Status` and
+`outcome(state)` an `Outcome` once the game is over. The queries `legal_actions`, `current_seat`,
+`is_over` and `winners` are what the table, the buttons and the tests use; nobody reads them back
+from the rendered view.
 
 The public view carries at least::
 
@@ -17,20 +24,19 @@ The public view carries at least::
      "players": [{"seat": 0, "name": "Ann", "score": 0, "eliminated": false}, ...],
      "prompt": {...}, "rounds": [{"round": 1, "winners": [1, 3], "reason": "..."}], "winners": []}
 
-The prompt says what the table expects next; the control page, the seat LEDs and the seat buttons
-are all renderings of it::
+with the prompt rendered by `Prompt.to_json`::
 
     {"text": "Ann: play a card", "seat": 0, "tap": true,
-     "actions": [{"type": "pass", "label": "Pass"}, ...]}
-
-`seat` is whom it asks (None: anyone, e.g. the host), `tap` whether a card tap is expected, and
-`actions` every non-card input that is legal right now, each a ready-to-post action plus a `label`.
+     "actions": [{"type": "pass", "label": "Pass", "primary": true, "confirm": false}, ...]}
 """
 
 from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
 from companion.catalog import Card, GameData
@@ -42,6 +48,10 @@ S = TypeVar("S")
 MAX_CARD_ID = 64
 MAX_NAME = 24  # what fits on a seat of the scoreboard
 
+# What a prompt's action carries for the pages and the buttons, never part of the input itself: a
+# client may post an action back with them, and they are dropped before it is checked and journaled.
+PRESENTATION_KEYS = frozenset({"label", "primary", "confirm"})
+
 
 class GameError(Exception):
     """An input the rules refuse. `str(error)` is shown to the players as it is."""
@@ -51,11 +61,98 @@ class GameError(Exception):
         self.cue = cue
 
 
+class MalformedInput(GameError):
+    """An input that is not one the game knows how to read (a key no action declares): the API
+    answers 400 rather than 409, since no state of the game would accept it."""
+
+
+class Status(StrEnum):
+    """Where a game stands. `IDLE` is the table's own, before any game starts."""
+
+    IDLE = "idle"
+    SETUP = "setup"
+    PLAYING = "playing"
+    GAME_OVER = "game-over"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One legal non-card input, ready to post.
+
+    `fields` are the input's keys besides its type; `seat` is the seat this action picks (what a seat
+    button means: a target, a player to claim for), None when it picks none; `primary` marks the one
+    action that moves the game on without a choice (the Next button, the big button of the control
+    page); `confirm` an action grave enough to need a second tap (putting a player out). The buttons
+    never post a `confirm` action.
+    """
+
+    type: str
+    label: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    seat: int | None = None
+    primary: bool = False
+    confirm: bool = False
+
+    def to_event(self) -> Event:
+        """The input this action posts, as the journal keeps it: no label, no presentation."""
+        return {"type": self.type, **self.fields}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.to_event(), "label": self.label, "primary": self.primary, "confirm": self.confirm}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What the table expects next. `seat` is whom it asks (None: anyone, e.g. the host), `tap`
+    whether a card tap is expected, `actions` every legal non-card input; `step` names the kind of
+    question for a game's renderer (Mission for Peanuts), None for games that need none."""
+
+    text: str
+    seat: int | None = None
+    tap: bool = False
+    actions: tuple[Action, ...] = ()
+    step: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        rendered: dict[str, Any] = {
+            "text": self.text,
+            "seat": self.seat,
+            "tap": self.tap,
+            "actions": [action.to_json() for action in self.actions],
+        }
+        if self.step is not None:
+            rendered["step"] = self.step
+        return rendered
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended: the seats that won it and why, in words for the table."""
+
+    winners: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class SetupOption:
+    """An option of `Engine.setup`: its name, its caption, its kind ("seat": a seat number, "int": a
+    whole number) and its default (None: decided by the engine, e.g. from the player count)."""
+
+    name: str
+    label: str
+    kind: str
+    default: int | None = None
+
+
 class Engine(ABC, Generic[S]):
     """Base of the game engines. Subclasses implement `setup`, `_apply` (which may mutate the copy it
-    is given) and `public_view`."""
+    is given), `prompt`, `status`, `outcome` and `public_view`, and declare `action_keys`."""
 
     game: ClassVar[str]
+    # Every action type the game reads from the control page, with the keys it may carry besides
+    # "type". Only these keys are journaled; any other is refused as malformed.
+    action_keys: ClassVar[Mapping[str, frozenset[str]]] = {}
+    options: ClassVar[tuple[SetupOption, ...]] = ()
 
     def __init__(self, data: GameData) -> None:
         self.data = data
@@ -63,6 +160,15 @@ class Engine(ABC, Generic[S]):
 
     def validate_data(self, data: GameData) -> None:
         """Check what this game needs of its data; raise `companion.catalog.DataError` if it is wrong."""
+
+    @property
+    def title(self) -> str:
+        return self.data.title
+
+    @property
+    def players(self) -> range:
+        """The player counts the game takes."""
+        return range(self.data.min_players, self.data.max_players + 1)
 
     @abstractmethod
     def setup(self, players: list[str], options: dict[str, Any]) -> S:
@@ -82,8 +188,56 @@ class Engine(ABC, Generic[S]):
         the caller could see half-done (the copy is thrown away on error anyway)."""
 
     @abstractmethod
+    def prompt(self, state: S) -> Prompt:
+        """What the table expects next."""
+
+    @abstractmethod
+    def status(self, state: S) -> Status:
+        """Setup, playing or over."""
+
+    @abstractmethod
+    def outcome(self, state: S) -> Outcome | None:
+        """Who won the game and why, once it is over; None before."""
+
+    @abstractmethod
     def public_view(self, state: S) -> dict[str, Any]:
-        """What anyone at the table may see, prompt included."""
+        """What anyone at the table may see, prompt included (`Prompt.to_json`)."""
+
+    # Queries: the one place the table, the buttons and the tests learn what the game expects.
+
+    def legal_actions(self, state: S) -> tuple[Action, ...]:
+        """Every non-card input the rules accept now (a card tap is legal when `prompt().tap`)."""
+        return self.prompt(state).actions
+
+    def current_seat(self, state: S) -> int | None:
+        """The seat the game waits on (its "your turn"), None when it waits on anyone or is over."""
+        return self.prompt(state).seat
+
+    def is_over(self, state: S) -> bool:
+        return self.status(state) is Status.GAME_OVER
+
+    def winners(self, state: S) -> tuple[int, ...]:
+        """The seats that won the game; empty while it goes on."""
+        outcome = self.outcome(state)
+        return () if outcome is None else outcome.winners
+
+    def canonical(self, posted: Mapping[str, Any]) -> Event:
+        """A posted action as the journal keeps it: its type and the keys its action declares.
+
+        Presentation keys (an action's label...) are dropped; any other undeclared key is refused
+        with `MalformedInput` naming it. An action type the game does not know is left for `apply`
+        to refuse in the game's own words."""
+        event = {key: value for key, value in posted.items() if key not in PRESENTATION_KEYS}
+        declared = self.action_keys.get(str(event.get("type")))
+        if declared is None:
+            return event
+        unknown = sorted(key for key in event if key != "type" and key not in declared)
+        if unknown:
+            allowed = ", ".join(sorted(declared)) or "no other key"
+            raise MalformedInput(
+                f"A {event['type']!r} action has no key {unknown[0]!r} (it takes: {allowed})."
+            )
+        return event
 
     # Helpers shared by the engines.
 

@@ -50,13 +50,22 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any
 
 from companion.catalog import Card, DataError, GameData
 from companion.cues import Cue
-from companion.games.base import Engine, Event, GameError, check_players, seat_of
-
-Status = Literal["setup", "playing", "game-over"]
+from companion.games.base import (
+    Action,
+    Engine,
+    Event,
+    GameError,
+    Outcome,
+    Prompt,
+    SetupOption,
+    Status,
+    check_players,
+    seat_of,
+)
 
 ROLE_IDS = ("spy", "telepath", "assassin", "seer", "informant", "handler", "agent", "secret-police")
 FAMILY = ("spy", "telepath", "assassin")
@@ -99,7 +108,7 @@ DEPLOY: dict[str, str | None] = {
 CLAIM_STEPS = frozenset({"act", "agent-discard", "seer-draw", "informant-draw"})
 
 # What a prompt step renders to: its text, whether a tap is expected, and the legal actions.
-Ask = tuple[str, bool, list[dict[str, Any]]]
+Ask = tuple[str, bool, list[Action]]
 
 NOT_FOUND = 10**6  # the combination rank of a showdown hand without any combination
 
@@ -129,7 +138,7 @@ class PeanutsState:
     players: list[str]
     target: int
     scores: list[int]
-    status: Status = "setup"
+    status: Status = Status.SETUP
     round: int = 1
     start: int = 0  # who takes the first turn of this round
     turn: int = 0  # whose turn it is
@@ -158,6 +167,29 @@ class Peanuts(Engine[PeanutsState]):
     """The Mission for Peanuts scorekeeper. Pure: `apply` returns a new state and the cues."""
 
     game = "peanuts"
+    # Every input may name the seat that answers ("seat"); where a seat is the choice, that is it.
+    action_keys = {
+        kind: frozenset({"seat", *keys})
+        for kind, keys in {
+            "draw": (),
+            "assist": (),
+            "deploy": (),
+            "target": (),
+            "trade": ("seats",),
+            "direction": ("direction",),
+            "take-back": ("index",),
+            "spy-found": ("found",),
+            "assassin": ("received",),
+            "done": (),
+            "claim-family": (),
+            "cancel-claim": (),
+            "next-round": (),
+        }.items()
+    }
+    options = (
+        SetupOption("start", "Start player", "seat", 0),
+        SetupOption("target", "Peanut Points to win", "int"),
+    )
 
     # Filled by `validate_data` from seeds/peanuts.toml.
     role_names: dict[str, str]
@@ -293,7 +325,7 @@ class Peanuts(Engine[PeanutsState]):
     def _deal(self, state: PeanutsState, start: int) -> None:
         """A round's setup: 2 cards each (the Spy never dealt), one of them face down as the Role."""
         n = len(state.players)
-        state.status = "setup"
+        state.status = Status.SETUP
         state.start = state.turn = start
         state.set_aside = self.set_aside_card if self._sets_aside(n) else None
         state.deck = self.deck_size(n)
@@ -344,7 +376,7 @@ class Peanuts(Engine[PeanutsState]):
         cues.append(Cue("round-won", winners[0] if len(winners) == 1 else None, reason, {"winners": winners}))
         champions = [s for s, points in enumerate(state.scores) if points >= state.target]
         if champions:
-            state.status = "game-over"
+            state.status = Status.GAME_OVER
             state.winners = champions
             names = _listing([state.players[s] for s in champions])
             cues.append(
@@ -429,7 +461,7 @@ class Peanuts(Engine[PeanutsState]):
     # ------------------------------------------------------------------ applying inputs
 
     def _apply(self, state: PeanutsState, event: Event) -> list[Cue]:
-        if state.status == "game-over":
+        if state.status is Status.GAME_OVER:
             raise GameError("The game is over.")
         before = self._asking(state)
         cues: list[Cue] = []
@@ -440,18 +472,18 @@ class Peanuts(Engine[PeanutsState]):
         else:
             step = state.steps[0]
             getattr(self, "_on_" + step.kind.replace("-", "_"))(state, step, event, cues)
-        if state.status == "playing" and not state.steps:
+        if state.status is Status.PLAYING and not state.steps:
             self._end_turn(state, cues)
         after = self._asking(state)
         if after[0] is not None and after != before:
-            cues.append(Cue("your-turn", after[0], self._prompt(state)["text"]))
+            cues.append(Cue("your-turn", after[0], self.prompt(state).text))
         return cues
 
     def _asking(self, state: PeanutsState) -> tuple[int | None, int]:
-        return self._prompt(state)["seat"], state.turns
+        return self.prompt(state).seat, state.turns
 
     def _refuse(self, state: PeanutsState) -> GameError:
-        return GameError(f"Not now. {self._prompt(state)['text']}")
+        return GameError(f"Not now. {self.prompt(state).text}")
 
     def _expect(
         self, state: PeanutsState, step: Step, event: Event, *types: str, by_seat: bool = True
@@ -463,7 +495,7 @@ class Peanuts(Engine[PeanutsState]):
         if not by_seat or step.seat is None or "seat" not in event:
             return
         if seat_of(event, len(state.players)) != step.seat:
-            raise GameError(f"It is {state.players[step.seat]}'s move. {self._prompt(state)['text']}")
+            raise GameError(f"It is {state.players[step.seat]}'s move. {self.prompt(state).text}")
 
     def _flag(self, event: Event, key: str) -> bool:
         value = event.get(key)
@@ -489,7 +521,7 @@ class Peanuts(Engine[PeanutsState]):
             Cue("card-revealed", seat, f"{state.players[seat]}'s Role: {card.name}", {"card": card.id})
         )
         if not state.steps:
-            state.status = "playing"
+            state.status = Status.PLAYING
             self._begin_turn(state, state.start)
 
     # A turn ----------------------------------------------------------------
@@ -1063,10 +1095,10 @@ class Peanuts(Engine[PeanutsState]):
             )
         return {
             "game": self.game,
-            "status": state.status,
+            "status": state.status.value,
             "round": state.round,
             "players": players,
-            "prompt": self._prompt(state),
+            "prompt": self.prompt(state).to_json(),
             "rounds": [dict(r) for r in state.rounds],
             "winners": list(state.winners),
             "target": state.target,
@@ -1110,33 +1142,31 @@ class Peanuts(Engine[PeanutsState]):
 
     # The prompt ------------------------------------------------------------
 
-    def _prompt(self, state: PeanutsState) -> dict[str, Any]:
-        if state.status == "game-over":
+    def status(self, state: PeanutsState) -> Status:
+        return state.status
+
+    def outcome(self, state: PeanutsState) -> Outcome | None:
+        if state.status is not Status.GAME_OVER:
+            return None
+        names = _listing([state.players[s] for s in state.winners])
+        return Outcome(tuple(state.winners), f"{names} reached {state.target} Peanut Points")
+
+    def prompt(self, state: PeanutsState) -> Prompt:
+        if state.status is Status.GAME_OVER:
             names = _listing([state.players[s] for s in state.winners])
-            return {
-                "text": f"Game over: {names} won.",
-                "seat": None,
-                "tap": False,
-                "actions": [],
-                "step": "game-over",
-            }
+            return Prompt(f"Game over: {names} won.", step="game-over")
         turn_name = state.players[state.turn]
         if state.claim is not None:
-            return {
-                "text": f"{turn_name}: tap the Spy, the Telepath and the Assassin ({len(state.claim)} of 3).",
-                "seat": state.turn,
-                "tap": True,
-                "actions": [{"type": "cancel-claim", "label": "Cancel the claim"}],
-                "step": "claim",
-            }
+            text = f"{turn_name}: tap the Spy, the Telepath and the Assassin ({len(state.claim)} of 3)."
+            return Prompt(text, state.turn, True, (Action("cancel-claim", "Cancel the claim"),), "claim")
         step = state.steps[0]
         text, tap, actions = getattr(self, "_ask_" + step.kind.replace("-", "_"))(state, step)
         if step.kind in CLAIM_STEPS:
-            actions.append({"type": "claim-family", "label": f"{turn_name}: Finding the Family!"})
-        return {"text": text, "seat": step.seat, "tap": tap, "actions": actions, "step": step.kind}
+            actions.append(Action("claim-family", f"{turn_name}: Finding the Family!"))
+        return Prompt(text, step.seat, tap, tuple(actions), step.kind)
 
-    def _seat_actions(self, state: PeanutsState, seats: list[int]) -> list[dict[str, Any]]:
-        return [{"type": "target", "seat": s, "label": state.players[s]} for s in seats]
+    def _seat_actions(self, state: PeanutsState, seats: list[int]) -> list[Action]:
+        return [Action("target", state.players[s], {"seat": s}, seat=s) for s in seats]
 
     def _ask_reveal(self, state: PeanutsState, step: Step) -> Ask:
         return f"{state.players[step.seat or 0]}: tap your Role.", True, []
@@ -1146,7 +1176,7 @@ class Peanuts(Engine[PeanutsState]):
         return (
             f"{state.players[state.turn]}: draw a card{extra}.",
             False,
-            [{"type": "draw", "label": "Draw a card"}],
+            [Action("draw", "Draw a card", primary=True)],
         )
 
     def _ask_act(self, state: PeanutsState, step: Step) -> Ask:
@@ -1161,11 +1191,8 @@ class Peanuts(Engine[PeanutsState]):
             f"{name}: the {card.name}: ASSIST or DEPLOY? (or tap another card)",
             True,
             [
-                {"type": "assist", "label": f"Discard the {card.name} for its ASSIST"},
-                {
-                    "type": "deploy",
-                    "label": f"Deploy the {card.name} (the {old_name} goes to the discard pile)",
-                },
+                Action("assist", f"Discard the {card.name} for its ASSIST"),
+                Action("deploy", f"Deploy the {card.name} (the {old_name} goes to the discard pile)"),
             ],
         )
 
@@ -1182,15 +1209,15 @@ class Peanuts(Engine[PeanutsState]):
     def _ask_trade(self, state: PeanutsState, step: Step) -> Ask:
         names = state.players
         actions = [
-            {"type": "trade", "seats": [a, b], "label": f"{names[a]} ⇄ {names[b]}"}
+            Action("trade", f"{names[a]} ⇄ {names[b]}", {"seats": [a, b]})
             for a, b in combinations(step.info["seats"], 2)
         ]
         return f"{names[state.turn]}: pick two players who trade hands.", False, actions
 
     def _ask_direction(self, state: PeanutsState, step: Step) -> Ask:
         actions = [
-            {"type": "direction", "direction": "left", "label": "Pass the Roles left (clockwise)"},
-            {"type": "direction", "direction": "right", "label": "Pass the Roles right"},
+            Action("direction", "Pass the Roles left (clockwise)", {"direction": "left"}),
+            Action("direction", "Pass the Roles right", {"direction": "right"}),
         ]
         return f"{state.players[state.turn]}: which way do the Roles move?", False, actions
 
@@ -1210,29 +1237,23 @@ class Peanuts(Engine[PeanutsState]):
                     if discard.face_up and discard.card is not None
                     else f"face-down card #{index + 1}"
                 )
-                actions.append(
-                    {
-                        "type": "take-back",
-                        "seat": seat,
-                        "index": index,
-                        "label": f"{state.players[seat]}: {what}",
-                    }
-                )
+                label = f"{state.players[seat]}: {what}"
+                actions.append(Action("take-back", label, {"seat": seat, "index": index}, seat=seat))
         text = f"{state.players[state.turn]}: pick a discarded card to shuffle back into the deck."
         return text, True, actions
 
     def _ask_spy_found(self, state: PeanutsState, step: Step) -> Ask:
         other = state.players[step.info["target"]]
-        actions = [{"type": "spy-found", "found": False, "label": f"{other} has no Spy"}]
+        actions = [Action("spy-found", f"{other} has no Spy", {"found": False})]
         if self._could_hold(state, "spy"):
-            actions.append({"type": "spy-found", "found": True, "label": f"{other} has the Spy!"})
+            actions.append(Action("spy-found", f"{other} has the Spy!", {"found": True}, confirm=True))
         return f"{state.players[state.turn]}: does {other} hold the Spy?", False, actions
 
     def _ask_assassin_check(self, state: PeanutsState, step: Step) -> Ask:
-        actions = [{"type": "assassin", "received": False, "label": "No Assassin"}]
+        actions = [Action("assassin", "No Assassin", {"received": False})]
         possible = self._could_hold(state, "assassin")
         if possible:
-            actions.append({"type": "assassin", "received": True, "label": "I received the Assassin"})
+            actions.append(Action("assassin", "I received the Assassin", {"received": True}, confirm=True))
         text = f"{state.players[step.seat or 0]}: did you receive the Assassin?"
         return text + (" If so, tap it." if possible else ""), possible, actions
 
@@ -1249,11 +1270,11 @@ class Peanuts(Engine[PeanutsState]):
         text = (
             f"{state.players[state.turn]}: you drew {count}; put {count} card(s) on the bottom of the deck."
         )
-        return text, False, [{"type": "done", "label": "Done"}]
+        return text, False, [Action("done", "Done", primary=True)]
 
     def _ask_informant_draw(self, state: PeanutsState, step: Step) -> Ask:
         text = f"{state.players[state.turn]}: you drew the top card; put a card from your hand back on top."
-        return text, False, [{"type": "done", "label": "Done: a card is back on top"}]
+        return text, False, [Action("done", "Done: a card is back on top", primary=True)]
 
     def _ask_spy_swap(self, state: PeanutsState, step: Step) -> Ask:
         text = f"{state.players[state.turn]}: tap the top card of the deck: it replaces the Spy as your Role."
@@ -1268,5 +1289,5 @@ class Peanuts(Engine[PeanutsState]):
 
     def _ask_round_over(self, state: PeanutsState, step: Step) -> Ask:
         last = state.rounds[-1]["reason"]
-        actions = [{"type": "next-round", "label": f"Deal round {state.round + 1}"}]
+        actions = [Action("next-round", f"Deal round {state.round + 1}", primary=True)]
         return f"{last} Next round: {state.players[state.start]} starts.", False, actions

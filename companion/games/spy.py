@@ -36,13 +36,22 @@ Options of `setup`: ``{"start": seat}``, the youngest player, who takes the firs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from companion.catalog import Card, DataError, GameData
 from companion.cues import Cue
-from companion.games.base import Engine, Event, GameError, check_players, seat_of
-
-Status = Literal["setup", "playing", "game-over"]
+from companion.games.base import (
+    Action,
+    Engine,
+    Event,
+    GameError,
+    Outcome,
+    Prompt,
+    SetupOption,
+    Status,
+    check_players,
+    seat_of,
+)
 
 # The Exposure Target order, as (kind, number): both Safes, then both Top Secrets, ascending.
 EXPOSURE_ORDER: tuple[tuple[str, int], ...] = (("safe", 1), ("safe", 2), ("top-secret", 1), ("top-secret", 2))
@@ -74,7 +83,7 @@ class SpyState:
 
     players: list[str]
     start: int
-    status: Status = "setup"
+    status: Status = Status.SETUP
     colours: list[str | None] = field(default_factory=list)
     turn: int | None = None
     eliminated: list[bool] = field(default_factory=list)
@@ -89,6 +98,12 @@ class Spy(Engine[SpyState]):
     """The SPY referee. Pure: `apply(state, event)` returns a new state and the cues to play."""
 
     game = "spy"
+    action_keys = {
+        "claim": frozenset({"seat", "colour"}),
+        "pass": frozenset({"seat"}),
+        "eliminate": frozenset({"seat"}),
+    }
+    options = (SetupOption("start", "Start player (the youngest)", "seat", 0),)
 
     # Filled by `validate_data`, which reads the card list into these lookup tables.
     colours: tuple[str, ...]
@@ -191,16 +206,15 @@ class Spy(Engine[SpyState]):
     # ----------------------------------------------------------------- rules
 
     def _apply(self, state: SpyState, event: Event) -> list[Cue]:
-        asked_before = self._prompt(state)["seat"]
         kind = event["type"]
         if kind == "tap":
             card = self.card(event)
-            if state.status == "setup":
+            if state.status is Status.SETUP:
                 cues = self._claim(state, self._claiming_seat(state, event), card.get("colour"), card)
             else:
                 cues = self._spy(state, card)
         elif kind == "claim":
-            if state.status != "setup":
+            if state.status is not Status.SETUP:
                 raise GameError("Every colour is already claimed: the game is under way.")
             colour = event.get("colour")
             if not isinstance(colour, str):
@@ -212,10 +226,6 @@ class Spy(Engine[SpyState]):
             cues = self._drop(state, seat_of(event, len(state.players)))
         else:
             raise GameError(f"SPY has no action {kind!r}: use tap, claim, pass or eliminate.")
-        # Whenever the table now waits on someone else, light that seat up.
-        prompt = self._prompt(state)
-        if state.status != "game-over" and prompt["seat"] is not None and prompt["seat"] != asked_before:
-            cues.append(Cue("your-turn", seat=prompt["seat"], text=prompt["text"]))
         return cues
 
     def _claiming_seat(self, state: SpyState, event: Event) -> int:
@@ -244,13 +254,13 @@ class Spy(Engine[SpyState]):
         state.colours[seat] = colour
         cues = [Cue("card-accepted", seat=seat, text=f"{name} plays {colour}", data={"colour": colour})]
         if None not in state.colours:
-            state.status = "playing"
+            state.status = Status.PLAYING
             state.turn = state.start
         return cues
 
     def _spy(self, state: SpyState, card: Card) -> list[Cue]:
         """The owner tapped the card the current player spies on; answer it."""
-        if state.status == "game-over":
+        if state.status is Status.GAME_OVER:
             raise GameError(f"The game is over: {self._winner_text(state)}.")
         assert state.turn is not None  # playing always has a current player
         spier, colour = state.turn, card.get("colour")
@@ -305,13 +315,13 @@ class Spy(Engine[SpyState]):
             cues.append(_cue("bomb-lit", owner, text, spier, owner))
             self._record(state, "bomb-lit", spier, owner, f"{who} lit a bomb in {whose}'s base: TSSSsss.")
         # Spying ends the turn, whether or not the spier survived it.
-        if state.status == "playing":
+        if state.status is Status.PLAYING:
             state.turn = self._next_alive(state, spier)
         return cues
 
     def _pass(self, state: SpyState, event: Event) -> list[Cue]:
         """End the current player's turn without spying."""
-        if state.status != "playing":
+        if state.status is not Status.PLAYING:
             raise GameError(self._not_playing(state))
         assert state.turn is not None
         if event.get("seat") is not None and seat_of(event, len(state.players)) != state.turn:
@@ -326,13 +336,13 @@ class Spy(Engine[SpyState]):
     def _drop(self, state: SpyState, seat: int) -> list[Cue]:
         """`seat` dropped a card: out at once, whoever's turn it is."""
         name = state.players[seat]
-        if state.status != "playing":
+        if state.status is not Status.PLAYING:
             raise GameError(self._not_playing(state))
         if state.eliminated[seat]:
             raise GameError(f"{name} is already out.")
         self._record(state, "dropped", None, seat, f"{name} dropped a card and is out.")
         cues = self._eliminate(state, seat, f"{name} is out: a card was dropped")
-        if state.status == "playing" and state.turn == seat:
+        if state.status is Status.PLAYING and state.turn == seat:
             state.turn = self._next_alive(state, seat)
         return cues
 
@@ -342,7 +352,7 @@ class Spy(Engine[SpyState]):
         cues = [Cue("player-eliminated", seat=seat, text=text)]
         alive = [s for s, out in enumerate(state.eliminated) if not out]
         if len(alive) == 1:
-            state.status = "game-over"
+            state.status = Status.GAME_OVER
             state.turn = None
             state.winners = alive
             cues.append(Cue("game-won", seat=alive[0], text=f"{state.players[alive[0]]} wins"))
@@ -375,41 +385,41 @@ class Spy(Engine[SpyState]):
         return " and ".join(state.players[s] for s in state.winners) + " won"
 
     def _not_playing(self, state: SpyState) -> str:
-        if state.status == "setup":
+        if state.status is Status.SETUP:
             return "The game has not started: every player must claim a colour first."
         return f"The game is over: {self._winner_text(state)}."
 
     # ------------------------------------------------------------ public view
 
-    def _prompt(self, state: SpyState) -> dict[str, Any]:
-        if state.status == "setup":
+    def status(self, state: SpyState) -> Status:
+        return state.status
+
+    def outcome(self, state: SpyState) -> Outcome | None:
+        if state.status is not Status.GAME_OVER:
+            return None
+        return Outcome(tuple(state.winners), f"{self._winner_text(state)}: the last spy standing")
+
+    def prompt(self, state: SpyState) -> Prompt:
+        if state.status is Status.SETUP:
             seat = state.colours.index(None)
             name = state.players[seat]
             free = [c for c in self._allowed_colours(state) if c not in state.colours]
-            return {
-                "text": f"{name}: tap the Spy card of your colour",
-                "seat": seat,
-                "tap": True,
-                "actions": [
-                    {"type": "claim", "seat": seat, "colour": c, "label": f"{name} plays {c}"} for c in free
-                ],
-            }
-        if state.status == "playing":
+            claims = tuple(
+                Action("claim", f"{name} plays {c}", {"seat": seat, "colour": c}, seat=seat) for c in free
+            )
+            return Prompt(f"{name}: tap the Spy card of your colour", seat, True, claims)
+        if state.status is Status.PLAYING:
             assert state.turn is not None
             name = state.players[state.turn]
-            actions: list[dict[str, Any]] = [{"type": "pass", "label": f"{name} passes (end the turn)"}]
+            actions = [Action("pass", f"{name} passes (end the turn)", primary=True)]
             actions += [
-                {"type": "eliminate", "seat": s, "label": f"{state.players[s]} dropped a card"}
+                Action("eliminate", f"{state.players[s]} dropped a card", {"seat": s}, seat=s, confirm=True)
                 for s in range(len(state.players))
                 if not state.eliminated[s]
             ]
-            return {
-                "text": f"{name}'s turn: spy (the owner taps the card) or pass",
-                "seat": state.turn,
-                "tap": True,
-                "actions": actions,
-            }
-        return {"text": f"Game over: {self._winner_text(state)}", "seat": None, "tap": False, "actions": []}
+            text = f"{name}'s turn: spy (the owner taps the card) or pass"
+            return Prompt(text, state.turn, True, tuple(actions))
+        return Prompt(f"Game over: {self._winner_text(state)}")
 
     def public_view(self, state: SpyState) -> dict[str, Any]:
         """The scoreboard: colours, exposure tracks, lit-bomb counts, outcomes. No hidden number."""
@@ -437,10 +447,10 @@ class Spy(Engine[SpyState]):
             )
         return {
             "game": self.game,
-            "status": state.status,
+            "status": state.status.value,
             "round": 1,
             "players": players,
-            "prompt": self._prompt(state),
+            "prompt": self.prompt(state).to_json(),
             "rounds": [],
             "winners": list(state.winners),
             "turn": state.turn,

@@ -35,14 +35,23 @@ from typing import Any, Literal
 
 from companion.catalog import Card, DataError, GameData
 from companion.cues import Cue
-from companion.games.base import Engine, Event, GameError, check_players, seat_of
+from companion.games.base import (
+    Action,
+    Engine,
+    Event,
+    GameError,
+    Outcome,
+    Prompt,
+    SetupOption,
+    Status,
+    check_players,
+    seat_of,
+)
 
 PLAYERS = 4
 HAND = 11  # cards dealt to each player; 4 of the 48 sit out every round
 TILE_TOTAL = 6  # both numbers of a mission tile add up to this
 _TILE = re.compile(r"^(\d+)/(\d+)$")
-
-Status = Literal["playing", "game-over"]
 
 
 # State. Plain dataclasses: the base class deep-copies them before every event, and equality
@@ -119,7 +128,7 @@ class SpyTeamState:
     tricks_won: list[int] = field(default_factory=lambda: [0] * PLAYERS)
     last_trick: TrickResult | None = None
     rounds: list[RoundResult] = field(default_factory=list)
-    status: Status = "playing"
+    status: Status = Status.PLAYING
     winners: list[int] = field(default_factory=list)
 
 
@@ -149,6 +158,8 @@ class SpyTeam(Engine[SpyTeamState]):
     """The Spy Team rules engine. Pure: see `companion.games.base.Engine`."""
 
     game = "spy-team"
+    action_keys = {"mission": frozenset({"seat", "tile", "target"})}
+    options = (SetupOption("start", "Start player", "seat", 0),)
 
     # Data.
 
@@ -248,7 +259,7 @@ class SpyTeam(Engine[SpyTeamState]):
     # Events.
 
     def _apply(self, state: SpyTeamState, event: Event) -> list[Cue]:
-        if state.status == "game-over":
+        if state.status is Status.GAME_OVER:
             raise GameError("The game is over; start a new one to play again.")
         kind = event["type"]
         if kind == "tap":
@@ -427,7 +438,7 @@ class SpyTeam(Engine[SpyTeamState]):
             ),
         ]
         if not team.tiles_left:
-            state.status = "game-over"
+            state.status = Status.GAME_OVER
             state.winners = winners
             cues.append(
                 Cue(
@@ -465,7 +476,7 @@ class SpyTeam(Engine[SpyTeamState]):
 
     def turn(self, state: SpyTeamState) -> int | None:
         """The seat expected to play a card, or None (missions missing, or the game is over)."""
-        if state.status != "playing" or not self.missions_ready(state):
+        if state.status is not Status.PLAYING or not self.missions_ready(state):
             return None
         return (state.leader + len(state.trick)) % PLAYERS
 
@@ -493,44 +504,44 @@ class SpyTeam(Engine[SpyTeamState]):
             f"{team.name}: {state.players[seat]} takes {target}, {state.players[mate]} takes {other} ({tile})"
         )
 
-    def mission_actions(self, state: SpyTeamState) -> list[dict[str, Any]]:
+    def mission_actions(self, state: SpyTeamState) -> list[Action]:
         """Every legal mission action now: each team, each tile it has left, each distinct way round.
 
         The action names the team's first seat; ``3/3`` has only one way round. Empty once the first
         card of the round is played (missions are fixed) or when the game is over.
         """
-        if state.status != "playing" or state.played:
+        if state.status is not Status.PLAYING or state.played:
             return []
-        actions: list[dict[str, Any]] = []
+        actions: list[Action] = []
         for team in state.teams:
             seat = team.seats[0]
             for tile in team.tiles_left:
                 for target in dict.fromkeys(parse_tile(tile)):  # distinct, in order
-                    actions.append(
-                        {
-                            "type": "mission",
-                            "seat": seat,
-                            "tile": tile,
-                            "target": target,
-                            "label": self.mission_label(state, team, seat, tile, target),
-                        }
-                    )
+                    label = self.mission_label(state, team, seat, tile, target)
+                    fields = {"seat": seat, "tile": tile, "target": target}
+                    actions.append(Action("mission", label, fields, seat=seat))
         return actions
 
-    def prompt(self, state: SpyTeamState) -> dict[str, Any]:
+    def status(self, state: SpyTeamState) -> Status:
+        return state.status
+
+    def outcome(self, state: SpyTeamState) -> Outcome | None:
+        if state.status is not Status.GAME_OVER:
+            return None
+        team = state.teams[self.team_of(state, state.winners[0])]
+        return Outcome(tuple(state.winners), f"{team.name} ({self.pair(state, team)}) win the game")
+
+    def prompt(self, state: SpyTeamState) -> Prompt:
         """What the table expects next (see `companion.games.base`)."""
-        if state.status == "game-over":
+        if state.status is Status.GAME_OVER:
             team = state.teams[self.team_of(state, state.winners[0])]
-            return {"text": f"Game over: {team.name} win", "seat": None, "tap": False, "actions": []}
-        actions = self.mission_actions(state)
+            return Prompt(f"Game over: {team.name} win")
+        actions = tuple(self.mission_actions(state))
         waiting = [team.name for team in state.teams if team.mission is None]
         if waiting:
-            return {
-                "text": f"Round {state.round}: {' and '.join(waiting)}, choose your mission",
-                "seat": None,
-                "tap": False,
-                "actions": actions,
-            }
+            return Prompt(
+                f"Round {state.round}: {' and '.join(waiting)}, choose your mission", None, False, actions
+            )
         turn = self.turn(state)
         assert turn is not None
         name = state.players[turn]
@@ -538,7 +549,7 @@ class SpyTeam(Engine[SpyTeamState]):
             text = f"{name}: lead the first trick" if not state.played else f"{name}: lead the next trick"
         else:
             text = f"{name}: play a card"
-        return {"text": text, "seat": turn, "tap": True, "actions": actions}
+        return Prompt(text, turn, True, actions)
 
     @staticmethod
     def _targets_json(mission: Mission) -> dict[str, int]:
@@ -584,10 +595,10 @@ class SpyTeam(Engine[SpyTeamState]):
         last = state.last_trick
         return {
             "game": self.game,
-            "status": state.status,
+            "status": state.status.value,
             "round": state.round,
             "players": players,
-            "prompt": self.prompt(state),
+            "prompt": self.prompt(state).to_json(),
             "rounds": [
                 {
                     "round": r.round,

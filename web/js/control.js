@@ -117,17 +117,13 @@
   });
 
   // The prompt: one button per legal action, exactly as the engine listed it; a game's renderer may
-  // group them (Spy Team: one group per team, showing what the team has chosen). An action that puts
-  // a player out takes two taps, like Undo: a mis-tap there would end someone's game.
-  function destructive(action) {
-    return action.type === "eliminate" || (action.type === "spy-found" && action.found === true)
-      || (action.type === "assassin" && action.received === true);
-  }
-
+  // group them (Spy Team: one group per team, showing what the team has chosen). An action the engine
+  // marks `confirm` (one that puts a player out) takes two taps, like Undo: a mis-tap there would end
+  // someone's game. The action is posted as listed: the server keeps only the keys it declares.
   function actionButton(action, text, selected) {
-    const {label, ...body} = action;
-    const run = () => send("POST", "/api/actions", body, `Done: ${label}`);
-    const guard = destructive(action);
+    const label = action.label;
+    const run = () => send("POST", "/api/actions", action, `Done: ${label}`);
+    const guard = action.confirm === true;
     const classes = [selected ? "selected" : "", guard ? "danger" : ""].join(" ").trim();
     const button = h("button", {type: "button", class: classes || null, "aria-label": label,
       "aria-pressed": selected ? "true" : null, onclick: guard ? null : run}, text || label);
