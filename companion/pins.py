@@ -140,6 +140,23 @@ def _checked(pins: Mapping[str, Any] | None, reserved: Mapping[int, str] | None)
     unknown = sorted(set(merged) - set(DEFAULT_PINS))
     if unknown:
         raise ConfigError(f"[pins] has unknown keys: {', '.join(unknown)} (see docs/feedback.md)")
+    _normalise_pins(merged)
+    if len(merged["seat_leds"]) > MAX_SEATS or len(merged["seat_buttons"]) > MAX_SEATS:
+        raise ConfigError(f"[pins] has room for at most {MAX_SEATS} seats")
+    if merged["status_led"] and len(merged["status_led"]) != 3:
+        raise ConfigError("[pins] status_led must list 3 pins (red, green, blue), or be empty")
+    if merged["buzzer_type"] not in tuple(BuzzerType):
+        kind = merged["buzzer_type"]
+        raise ConfigError(f'[pins] buzzer_type must be "passive" or "active", not {kind!r}')
+    for key in ("undo_hold", "button_bounce"):
+        if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
+            raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
+    _check_each_pin_once(merged, reserved or {})
+    return merged
+
+
+def _normalise_pins(merged: dict[str, Any]) -> None:
+    """Pin lists as lists (false: empty), single pins as a pin or None; refuse anything else."""
     for key in PIN_LISTS:
         value = merged[key]
         if value is False:
@@ -153,18 +170,6 @@ def _checked(pins: Mapping[str, Any] | None, reserved: Mapping[int, str] | None)
             merged[key] = None
         elif not _is_pin(value):
             raise ConfigError(f"[pins] {key} must be a GPIO number or false, not {value!r}")
-    if len(merged["seat_leds"]) > MAX_SEATS or len(merged["seat_buttons"]) > MAX_SEATS:
-        raise ConfigError(f"[pins] has room for at most {MAX_SEATS} seats")
-    if merged["status_led"] and len(merged["status_led"]) != 3:
-        raise ConfigError("[pins] status_led must list 3 pins (red, green, blue), or be empty")
-    if merged["buzzer_type"] not in tuple(BuzzerType):
-        kind = merged["buzzer_type"]
-        raise ConfigError(f'[pins] buzzer_type must be "passive" or "active", not {kind!r}')
-    for key in ("undo_hold", "button_bounce"):
-        if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
-            raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
-    _check_each_pin_once(merged, reserved or {})
-    return merged
 
 
 def _check_each_pin_once(merged: Mapping[str, Any], reserved: Mapping[int, str]) -> None:

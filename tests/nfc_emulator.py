@@ -80,7 +80,8 @@ def ndef_text(memory: bytes) -> str | None:
 # The child process
 
 
-def _serve(port: int, conn: Connection) -> None:
+# Over the complexity cap: one command loop of the emulated tag, being reworked by "nfcfix" (issue 16).
+def _serve(port: int, conn: Connection) -> None:  # noqa: C901
     import nfc
     import nfc.clf
     import nfc.tag

@@ -22,7 +22,10 @@ import pytest
 
 from companion.catalog import DataError, load_catalog, parse_game
 from companion.games.base import GameError
-from companion.games.peanuts import Discard, Peanuts, PeanutsState
+from companion.games.peanuts import Discard, Peanuts, PeanutsState, StepKind
+from companion.games.peanuts import engine as peanuts_engine
+from companion.games.peanuts import view as peanuts_view
+from companion.games.peanuts.rules import PeanutsRules
 from companion.resources import seeds_dir
 
 DATA = load_catalog()["peanuts"]
@@ -1770,14 +1773,15 @@ def test_the_hidden_card_check_catches_a_prompt_that_knows_a_face_down_card(monk
     """The check itself: with the old rule (a card recorded face down cannot be in a hand), the
     Secret Police and Assassin questions give face-down cards away, and the swaps see it."""
 
-    def knows_face_down(self: Peanuts, state: PeanutsState, role: str) -> bool:
+    def knows_face_down(rules: PeanutsRules, state: PeanutsState, role: str) -> bool:
         down = {d.card for pile in state.piles for d in pile}
         return any(
-            card["role"] == role and card.id not in down and self._place(state, card.id) is None
-            for card in self.data.cards.values()
+            card["role"] == role and card.id not in down and ENGINE._place(state, card.id) is None
+            for card in rules.cards.values()
         )
 
-    monkeypatch.setattr(Peanuts, "_could_hold", knows_face_down)
+    for module in (peanuts_engine, peanuts_view):  # the rules and the prompts ask it
+        monkeypatch.setattr(module, "could_hold", knows_face_down)
     with pytest.raises(AssertionError, match="tells the table more"):
         hidden_card_games(8)
 
@@ -1857,3 +1861,7 @@ def test_the_secret_police_on_the_last_card_brings_the_spy_back_to_draw() -> Non
     game.tap("spy-1", seat=0)
     game.tap("agent-2", seat=2)
     assert game.view["showdown"]["winners"] == [0]  # Spy x Telepath beats Handler x Agent
+
+
+def test_every_step_kind_has_a_handler_and_a_prompt() -> None:
+    assert set(peanuts_engine.STEPS) == set(StepKind) == set(peanuts_view.ASK)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -487,35 +488,37 @@ def _raw(data: GameData) -> dict[str, Any]:
     return copy.deepcopy(data.to_json())
 
 
+def _set(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda raw: raw.update({key: value})
+
+
+def _card(index: int, card: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda raw: raw["cards"].__setitem__(index, card)
+
+
+# Each way to spoil the shipped data, by name.
+BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "missing card": lambda raw: raw["cards"].pop(),
+    "three colours": _card(
+        -1, {"id": "spy-team/green-24", "name": "Green 24", "colour": "green", "number": 24}
+    ),
+    "number 25": _card(-1, {"id": "spy-team/blue-25", "name": "Blue 25", "colour": "blue", "number": 25}),
+    "id mismatch": lambda raw: raw["cards"][0].update(number=2),
+    "no colour": lambda raw: raw["cards"][0].pop("colour"),
+    "tile sum": _set("tiles", ["1/5", "2/3", "3/3"]),
+    "tile shape": _set("tiles", ["1-5", "2/4", "3/3"]),
+    "tile twice": _set("tiles", ["1/5", "5/1", "3/3"]),
+    "no tiles": lambda raw: raw.pop("tiles"),
+    "one team": lambda raw: raw.update(teams=raw["teams"][:1]),
+    "neighbours": _set("teams", [{"name": "C.A.T.", "seats": [0, 1]}, {"name": "B.I.R.D.", "seats": [2, 3]}]),
+    "seat 4": _set("teams", [{"name": "C.A.T.", "seats": [0, 2]}, {"name": "B.I.R.D.", "seats": [2, 4]}]),
+    "players": _set("max_players", 5),
+}
+
+
 def _broken(data: GameData, how: str) -> dict[str, Any]:
     raw = _raw(data)
-    cards = raw["cards"]
-    if how == "missing card":
-        cards.pop()
-    elif how == "three colours":
-        cards[-1] = {"id": "spy-team/green-24", "name": "Green 24", "colour": "green", "number": 24}
-    elif how == "number 25":
-        cards[-1] = {"id": "spy-team/blue-25", "name": "Blue 25", "colour": "blue", "number": 25}
-    elif how == "id mismatch":
-        cards[0] = {**cards[0], "number": 2}
-    elif how == "no colour":
-        del cards[0]["colour"]
-    elif how == "tile sum":
-        raw["tiles"] = ["1/5", "2/3", "3/3"]
-    elif how == "tile shape":
-        raw["tiles"] = ["1-5", "2/4", "3/3"]
-    elif how == "tile twice":
-        raw["tiles"] = ["1/5", "5/1", "3/3"]
-    elif how == "no tiles":
-        del raw["tiles"]
-    elif how == "one team":
-        raw["teams"] = raw["teams"][:1]
-    elif how == "neighbours":
-        raw["teams"] = [{"name": "C.A.T.", "seats": [0, 1]}, {"name": "B.I.R.D.", "seats": [2, 3]}]
-    elif how == "seat 4":
-        raw["teams"] = [{"name": "C.A.T.", "seats": [0, 2]}, {"name": "B.I.R.D.", "seats": [2, 4]}]
-    elif how == "players":
-        raw["max_players"] = 5
+    BREAKS[how](raw)
     return raw
 
 

@@ -146,7 +146,8 @@ class SetupOption:
 
 class Engine(ABC, Generic[S]):
     """Base of the game engines. Subclasses implement `setup`, `_apply` (which may mutate the copy it
-    is given), `prompt`, `status`, `outcome` and `public_view`, and declare `action_keys`."""
+    is given), `prompt`, `status`, `outcome` and `public_view`, and declare `action_keys` and
+    `options`."""
 
     game: ClassVar[str]
     # Every action type the game reads from the control page, with the keys it may carry besides
@@ -155,11 +156,10 @@ class Engine(ABC, Generic[S]):
     options: ClassVar[tuple[SetupOption, ...]] = ()
 
     def __init__(self, data: GameData) -> None:
+        """An engine for `data`. A game that needs more of its data than the catalog checks parses it
+        here, once, with a pure function into frozen dataclasses (`parse_rules` in each game), which
+        raises `companion.catalog.DataError` naming what is wrong."""
         self.data = data
-        self.validate_data(data)
-
-    def validate_data(self, data: GameData) -> None:
-        """Check what this game needs of its data; raise `companion.catalog.DataError` if it is wrong."""
 
     @property
     def title(self) -> str:

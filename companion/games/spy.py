@@ -35,7 +35,9 @@ Options of `setup`: ``{"start": seat}``, the youngest player, who takes the firs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from companion.catalog import Card, DataError, GameData
@@ -63,13 +65,100 @@ KINDS = ("spy", "safe", "top-secret", "bomb")
 
 
 @dataclass(frozen=True)
-class _Base:
+class Base:
     """One colour's cards, as the rules look them up."""
 
     spy: str
     exposure: tuple[str, ...]  # card ids in Exposure Target order
     bombs: tuple[str, ...]  # the bombs every game uses
     extra_bombs: tuple[str, ...]  # the bombs only a two-player game uses
+
+
+@dataclass(frozen=True)
+class SpyRules:
+    """The SPY card list, checked and indexed by colour once (`parse_rules`)."""
+
+    colours: tuple[str, ...]
+    two_player_colours: tuple[str, ...]
+    bases: Mapping[str, Base]
+
+
+# A card's place in its colour's base: (kind, number, extra), e.g. ("bomb", 2, True).
+CardKey = tuple[str, int | None, bool]
+
+
+def parse_rules(data: GameData) -> SpyRules:
+    """Check the SPY card list and index it by colour; raise `DataError` naming the first problem.
+
+    Every colour needs exactly one Spy, Safe 1, Safe 2, Top Secret 1, Top Secret 2, Bomb 1 and
+    Bomb 2; each two-player colour also exactly one extra Bomb 2, and no other colour any.
+    """
+    where = f"SPY data ({data.game})"
+    colours = _colours(data.extra.get("colours"), where)
+    two = data.extra.get("two_player_colours")
+    if not (isinstance(two, list) and len(two) == 2 and len(set(two)) == 2 and set(two) <= set(colours)):
+        raise DataError(f"{where}: 'two_player_colours' must name two different colours of 'colours'")
+    if data.min_players < 2 or data.max_players > len(colours):
+        raise DataError(f"{where}: players must be 2 to {len(colours)} (one colour each)")
+    found: dict[str, dict[CardKey, str]] = {c: {} for c in colours}
+    for card in data.cards.values():
+        key = _card_key(card, colours, two, where)
+        cards = found[card.get("colour")]
+        if key in cards:
+            raise DataError(
+                f"{where}: {card.get('colour')} has two cards of the same kind: {cards[key]} and {card.id}"
+            )
+        cards[key] = card.id
+    bases = {colour: _base(colour, cards, colour in two, where) for colour, cards in found.items()}
+    return SpyRules(tuple(colours), tuple(two), MappingProxyType(bases))
+
+
+def _colours(colours: Any, where: str) -> list[str]:
+    if not (
+        isinstance(colours, list)
+        and colours
+        and all(isinstance(c, str) and c for c in colours)
+        and len(set(colours)) == len(colours)
+    ):
+        raise DataError(f"{where}: 'colours' must be a list of distinct colour names")
+    return colours
+
+
+def _card_key(card: Card, colours: list[str], two: list[str], where: str) -> CardKey:
+    """Where a card belongs in its colour's base; refuse a stray one."""
+    colour, kind, number = card.get("colour"), card.get("kind"), card.get("number")
+    extra = card.get("extra", False)
+    if colour not in colours:
+        raise DataError(f"{where}: card {card.id} has colour {colour!r}, not one of {colours}")
+    if kind not in KINDS:
+        raise DataError(f"{where}: card {card.id} has kind {kind!r}, not one of {list(KINDS)}")
+    if kind == "spy" and number is not None:
+        raise DataError(f"{where}: card {card.id} is a Spy and must have no number")
+    if kind != "spy" and (isinstance(number, bool) or number not in (1, 2)):
+        raise DataError(f"{where}: card {card.id} must have number 1 or 2")
+    if not isinstance(extra, bool) or (extra and (kind, number) != ("bomb", 2)):
+        raise DataError(f"{where}: card {card.id}: only a Bomb 2 may be marked extra = true")
+    if extra and colour not in two:
+        raise DataError(f"{where}: card {card.id}: extra bombs belong only to the two-player colours {two}")
+    return kind, number, extra
+
+
+def _base(colour: str, cards: dict[CardKey, str], two_player: bool, where: str) -> Base:
+    """A colour's base, refused if a card is missing."""
+    needed: list[CardKey] = [("spy", None, False), *((k, n, False) for k, n in EXPOSURE_ORDER)]
+    needed += [("bomb", 1, False), ("bomb", 2, False)]
+    if two_player:
+        needed.append(("bomb", 2, True))
+    missing = [key for key in needed if key not in cards]
+    if missing:
+        names = ", ".join(_describe(*key) for key in missing)
+        raise DataError(f"{where}: {colour} lacks its {names}")
+    return Base(
+        spy=cards[("spy", None, False)],
+        exposure=tuple(cards[(k, n, False)] for k, n in EXPOSURE_ORDER),
+        bombs=(cards[("bomb", 1, False)], cards[("bomb", 2, False)]),
+        extra_bombs=(cards[("bomb", 2, True)],) if two_player else (),
+    )
 
 
 @dataclass
@@ -105,80 +194,14 @@ class Spy(Engine[SpyState]):
     }
     options = (SetupOption("start", "Start player (the youngest)", "seat", 0),)
 
-    # Filled by `validate_data`, which reads the card list into these lookup tables.
-    colours: tuple[str, ...]
-    two_player_colours: tuple[str, ...]
-    bases: dict[str, _Base]
+    def __init__(self, data: GameData) -> None:
+        self.rules = parse_rules(data)
+        super().__init__(data)
 
-    # ------------------------------------------------------------------ data
-
-    def validate_data(self, data: GameData) -> None:
-        """Check the SPY card list and index it by colour.
-
-        Every colour needs exactly one Spy, Safe 1, Safe 2, Top Secret 1, Top Secret 2, Bomb 1 and
-        Bomb 2; each two-player colour also exactly one extra Bomb 2, and no other colour any.
-        """
-        where = f"SPY data ({data.game})"
-
-        def fail(message: str) -> DataError:
-            return DataError(f"{where}: {message}")
-
-        colours = data.extra.get("colours")
-        if not (
-            isinstance(colours, list)
-            and colours
-            and all(isinstance(c, str) and c for c in colours)
-            and len(set(colours)) == len(colours)
-        ):
-            raise fail("'colours' must be a list of distinct colour names")
-        two = data.extra.get("two_player_colours")
-        if not (isinstance(two, list) and len(two) == 2 and len(set(two)) == 2 and set(two) <= set(colours)):
-            raise fail("'two_player_colours' must name two different colours of 'colours'")
-        if data.min_players < 2 or data.max_players > len(colours):
-            raise fail(f"players must be 2 to {len(colours)} (one colour each)")
-
-        # Collect each colour's cards by (kind, number, extra) and refuse duplicates or strays.
-        found: dict[str, dict[tuple[str, int | None, bool], str]] = {c: {} for c in colours}
-        for card in data.cards.values():
-            colour, kind, number = card.get("colour"), card.get("kind"), card.get("number")
-            extra = card.get("extra", False)
-            if colour not in found:
-                raise fail(f"card {card.id} has colour {colour!r}, not one of {colours}")
-            if kind not in KINDS:
-                raise fail(f"card {card.id} has kind {kind!r}, not one of {list(KINDS)}")
-            if kind == "spy":
-                if number is not None:
-                    raise fail(f"card {card.id} is a Spy and must have no number")
-            elif isinstance(number, bool) or number not in (1, 2):
-                raise fail(f"card {card.id} must have number 1 or 2")
-            if not isinstance(extra, bool) or (extra and (kind, number) != ("bomb", 2)):
-                raise fail(f"card {card.id}: only a Bomb 2 may be marked extra = true")
-            if extra and colour not in two:
-                raise fail(f"card {card.id}: extra bombs belong only to the two-player colours {two}")
-            key = (kind, number, extra)
-            if key in found[colour]:
-                raise fail(f"{colour} has two cards of the same kind: {found[colour][key]} and {card.id}")
-            found[colour][key] = card.id
-
-        bases: dict[str, _Base] = {}
-        for colour, cards in found.items():
-            needed = [("spy", None, False), *((k, n, False) for k, n in EXPOSURE_ORDER)]
-            needed += [("bomb", 1, False), ("bomb", 2, False)]
-            if colour in two:
-                needed.append(("bomb", 2, True))
-            missing = [key for key in needed if key not in cards]
-            if missing:
-                names = ", ".join(_describe(*key) for key in missing)
-                raise fail(f"{colour} lacks its {names}")
-            bases[colour] = _Base(
-                spy=cards[("spy", None, False)],
-                exposure=tuple(cards[(k, n, False)] for k, n in EXPOSURE_ORDER),
-                bombs=(cards[("bomb", 1, False)], cards[("bomb", 2, False)]),
-                extra_bombs=(cards[("bomb", 2, True)],) if colour in two else (),
-            )
-        self.colours = tuple(colours)
-        self.two_player_colours = tuple(two)
-        self.bases = bases
+    @property
+    def bases(self) -> Mapping[str, Base]:
+        """Each colour's cards."""
+        return self.rules.bases
 
     # ----------------------------------------------------------------- setup
 
@@ -241,7 +264,7 @@ class Spy(Engine[SpyState]):
             # Never name the card: the player may already have sorted their Spy Base.
             raise GameError(f"Setup first: {name}, tap the Spy card of the colour you play.")
         if colour not in self.bases:
-            raise GameError(f"SPY has no colour {colour!r}: choose from {', '.join(self.colours)}.")
+            raise GameError(f"SPY has no colour {colour!r}: choose from {', '.join(self.rules.colours)}.")
         allowed = self._allowed_colours(state)
         if colour not in allowed:
             raise GameError(f"A two-player game is played with {' and '.join(allowed)} only, not {colour}.")
@@ -280,9 +303,16 @@ class Spy(Engine[SpyState]):
             raise GameError(f"{state.players[spier]}, that card is your own: spy on an opponent's card.")
         if state.eliminated[owner]:
             raise GameError(f"{state.players[owner]} is out: their cards can no longer be spied.")
+        cues = self._answer(state, card, spier, owner)
+        # Spying ends the turn, whether or not the spier survived it.
+        if state.status is Status.PLAYING:
+            state.turn = self._next_alive(state, spier)
+        return cues
 
+    def _answer(self, state: SpyState, card: Card, spier: int, owner: int) -> list[Cue]:
+        """What the owner answers about their `card` that `spier` spied, and what it does."""
         who, whose = state.players[spier], state.players[owner]
-        order = base.exposure
+        order = self.bases[card.get("colour")].exposure
         cues: list[Cue] = []
         if card.id in order and order.index(card.id) < state.exposed[owner]:
             # Face up already: nothing to learn, but the Spy action is spent (see docs/rules/spy.md).
@@ -314,9 +344,6 @@ class Spy(Engine[SpyState]):
             text = f"TSSSsss: a bomb in {whose}'s base is lit"
             cues.append(_cue("bomb-lit", owner, text, spier, owner))
             self._record(state, "bomb-lit", spier, owner, f"{who} lit a bomb in {whose}'s base: TSSSsss.")
-        # Spying ends the turn, whether or not the spier survived it.
-        if state.status is Status.PLAYING:
-            state.turn = self._next_alive(state, spier)
         return cues
 
     def _pass(self, state: SpyState, event: Event) -> list[Cue]:
@@ -362,13 +389,13 @@ class Spy(Engine[SpyState]):
         """Remember an outcome for the banner and for each player it concerns."""
         outcome = {"kind": kind, "spier": spier, "owner": owner, "text": text}
         state.last_outcome = outcome
-        for seat in {spier, owner} - {None}:
+        for seat in {s for s in (spier, owner) if s is not None}:
             state.outcomes[seat] = outcome
 
     # --------------------------------------------------------------- helpers
 
     def _allowed_colours(self, state: SpyState) -> tuple[str, ...]:
-        return self.two_player_colours if len(state.players) == 2 else self.colours
+        return self.rules.two_player_colours if len(state.players) == 2 else self.rules.colours
 
     @staticmethod
     def _next_alive(state: SpyState, seat: int) -> int:

@@ -140,6 +140,96 @@ def parse_tile(tile: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@dataclass(frozen=True)
+class SpyTeamRules:
+    """The game data this engine plays, checked and parsed once (`parse_rules`)."""
+
+    tiles: tuple[str, ...]  # the mission tiles each team starts with, in the data's order
+    teams: tuple[tuple[str, tuple[int, int]], ...]  # (name, its two seats, lower first)
+
+
+def parse_rules(data: GameData) -> SpyTeamRules:
+    """Refuse data this engine cannot play: it needs the 48 cards (two colours, 1 to 24 each),
+    mission tiles ``a/b`` with a + b = 6, and two teams of two opposite seats."""
+    where = f"game data for {data.game!r}"
+    if data.game != SpyTeam.game:
+        raise DataError(f"{where}: this is not {SpyTeam.game!r} data")
+    if data.min_players != PLAYERS or data.max_players != PLAYERS:
+        raise DataError(f"{where}: Spy Team is for exactly {PLAYERS} players")
+    _check_cards(data, where)
+    return SpyTeamRules(_tiles(data.extra.get("tiles"), where), _teams(data.extra.get("teams"), where))
+
+
+def _check_cards(data: GameData, where: str) -> None:
+    by_colour: dict[str, set[int]] = {}
+    for card in data.cards.values():
+        colour, number = card.get("colour"), card.get("number")
+        if not isinstance(colour, str) or not colour:
+            raise DataError(f"{where}: card {card.id} has no colour")
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= 24:
+            raise DataError(f"{where}: card {card.id} needs a number from 1 to 24")
+        if card.id != f"{data.game}/{colour}-{number}":
+            raise DataError(f"{where}: card {card.id} says it is {colour} {number}; its id must match")
+        by_colour.setdefault(colour, set()).add(number)  # ids are unique, so no duplicates here
+    if len(data.cards) != 48 or len(by_colour) != 2:
+        raise DataError(
+            f"{where}: there must be 48 cards in 2 colours, not {len(data.cards)} in {len(by_colour)}"
+        )
+    for colour, numbers in by_colour.items():
+        if numbers != set(range(1, 25)):
+            raise DataError(f"{where}: the {colour} cards must be numbered 1 to 24 exactly once")
+
+
+def _tiles(tiles: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(tiles, list) or not tiles or not all(isinstance(t, str) for t in tiles):
+        raise DataError(f'{where}: \'tiles\' must be a list of mission tiles such as ["1/5", "2/4", "3/3"]')
+    shapes: set[tuple[int, int]] = set()
+    for tile in tiles:
+        try:
+            a, b = parse_tile(tile)
+        except ValueError as error:
+            raise DataError(f"{where}: {error}") from None
+        if a < 1 or b < 1 or a + b != TILE_TOTAL:
+            raise DataError(
+                f"{where}: mission tile {tile!r} must be two numbers of at least 1 adding up to 6"
+            )
+        shape = (min(a, b), max(a, b))
+        if shape in shapes:
+            raise DataError(f"{where}: mission tile {tile!r} appears twice")
+        shapes.add(shape)
+    return tuple(tiles)
+
+
+def _teams(teams: Any, where: str) -> tuple[tuple[str, tuple[int, int]], ...]:
+    if not isinstance(teams, list) or len(teams) != 2:
+        raise DataError(f"{where}: there must be exactly two [[teams]]")
+    parsed: list[tuple[str, tuple[int, int]]] = []
+    for team in teams:
+        name, seats = _team(team, where)
+        if name in (n for n, _ in parsed):
+            raise DataError(f"{where}: each team needs its own name")
+        parsed.append((name, seats))
+    if {s for _, seats in parsed for s in seats} != set(range(PLAYERS)):
+        raise DataError(f"{where}: the two teams must cover seats 0 to 3 between them")
+    return tuple(parsed)
+
+
+def _team(team: Any, where: str) -> tuple[str, tuple[int, int]]:
+    name = team.get("name") if isinstance(team, dict) else None
+    seats = team.get("seats") if isinstance(team, dict) else None
+    if not isinstance(name, str) or not name:
+        raise DataError(f"{where}: each team needs its own name")
+    if (
+        not isinstance(seats, list)
+        or len(seats) != 2
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seats)
+    ):
+        raise DataError(f"{where}: team {name} needs two seats")
+    if abs(seats[0] - seats[1]) != 2:  # teammates never sit side by side
+        raise DataError(f"{where}: team {name} must sit opposite each other: seats 0 and 2, or 1 and 3")
+    return name, (min(seats), max(seats))
+
+
 def strongest(cards: list[Card]) -> tuple[int, bool]:
     """The index of the strongest of a trick's cards (in play order) and whether it is Camouflage.
 
@@ -161,79 +251,14 @@ class SpyTeam(Engine[SpyTeamState]):
     action_keys = {"mission": frozenset({"seat", "tile", "target"})}
     options = (SetupOption("start", "Start player", "seat", 0),)
 
-    # Data.
-
-    def validate_data(self, data: GameData) -> None:
-        """Refuse data this engine cannot play: it needs the 48 cards (two colours, 1 to 24 each),
-        mission tiles ``a/b`` with a + b = 6, and two teams of two opposite seats."""
-
-        def fail(message: str) -> DataError:
-            return DataError(f"game data for {data.game!r}: {message}")
-
-        if data.game != self.game:
-            raise fail(f"this is not {self.game!r} data")
-        if data.min_players != PLAYERS or data.max_players != PLAYERS:
-            raise fail(f"Spy Team is for exactly {PLAYERS} players")
-
-        by_colour: dict[str, set[int]] = {}
-        for card in data.cards.values():
-            colour, number = card.get("colour"), card.get("number")
-            if not isinstance(colour, str) or not colour:
-                raise fail(f"card {card.id} has no colour")
-            if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= 24:
-                raise fail(f"card {card.id} needs a number from 1 to 24")
-            if card.id != f"{data.game}/{colour}-{number}":
-                raise fail(f"card {card.id} says it is {colour} {number}; its id must match")
-            by_colour.setdefault(colour, set()).add(number)  # ids are unique, so no duplicates here
-        if len(data.cards) != 48 or len(by_colour) != 2:
-            raise fail(f"there must be 48 cards in 2 colours, not {len(data.cards)} in {len(by_colour)}")
-        for colour, numbers in by_colour.items():
-            if numbers != set(range(1, 25)):
-                raise fail(f"the {colour} cards must be numbered 1 to 24 exactly once")
-
-        tiles = data.extra.get("tiles")
-        if not isinstance(tiles, list) or not tiles or not all(isinstance(t, str) for t in tiles):
-            raise fail('\'tiles\' must be a list of mission tiles such as ["1/5", "2/4", "3/3"]')
-        shapes: set[tuple[int, int]] = set()
-        for tile in tiles:
-            try:
-                a, b = parse_tile(tile)
-            except ValueError as error:
-                raise fail(str(error)) from None
-            if a < 1 or b < 1 or a + b != TILE_TOTAL:
-                raise fail(f"mission tile {tile!r} must be two numbers of at least 1 adding up to 6")
-            shape = (min(a, b), max(a, b))
-            if shape in shapes:
-                raise fail(f"mission tile {tile!r} appears twice")
-            shapes.add(shape)
-
-        teams = data.extra.get("teams")
-        if not isinstance(teams, list) or len(teams) != 2:
-            raise fail("there must be exactly two [[teams]]")
-        seen: set[int] = set()
-        names: set[str] = set()
-        for team in teams:
-            name = team.get("name") if isinstance(team, dict) else None
-            seats = team.get("seats") if isinstance(team, dict) else None
-            if not isinstance(name, str) or not name or name in names:
-                raise fail("each team needs its own name")
-            names.add(name)
-            if (
-                not isinstance(seats, list)
-                or len(seats) != 2
-                or not all(isinstance(s, int) and not isinstance(s, bool) for s in seats)
-            ):
-                raise fail(f"team {name} needs two seats")
-            if abs(seats[0] - seats[1]) != 2:  # teammates never sit side by side
-                raise fail(f"team {name} must sit opposite each other: seats 0 and 2, or 1 and 3")
-            seen.update(seats)
-        if seen != set(range(PLAYERS)):
-            raise fail("the two teams must cover seats 0 to 3 between them")
+    def __init__(self, data: GameData) -> None:
+        self.rules = parse_rules(data)
+        super().__init__(data)
 
     @property
     def tiles(self) -> list[str]:
         """The mission tiles each team starts with, in the data's order."""
-        return list(self.data.extra["tiles"])
+        return list(self.rules.tiles)
 
     # Setup.
 
@@ -250,10 +275,7 @@ class SpyTeam(Engine[SpyTeamState]):
         if unknown:
             raise GameError(f"Spy Team has no option '{unknown[0]}'.")
         start = seat_of({"start": options.get("start", 0)}, PLAYERS, "start")
-        teams = [
-            Team(name=team["name"], seats=(min(team["seats"]), max(team["seats"])), tiles_left=self.tiles)
-            for team in self.data.extra["teams"]
-        ]
+        teams = [Team(name=name, seats=seats, tiles_left=self.tiles) for name, seats in self.rules.teams]
         return SpyTeamState(players=names, teams=teams, start_seat=start, leader=start)
 
     # Events.

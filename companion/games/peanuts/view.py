@@ -1,0 +1,288 @@
+"""What the table sees of a game of Mission for Peanuts: the prompt and the public view.
+
+Only what the whole table sees decides a prompt: no face-down card is ever named, in the view, a
+prompt label or its wording (see docs/rules/peanuts.md, "Secrets").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import combinations
+from typing import Any
+
+from companion.games.base import Action, Prompt, Status
+from companion.games.peanuts.rules import IMMUNE_TO, PeanutsRules
+from companion.games.peanuts.showdown import pile_notches
+from companion.games.peanuts.state import (
+    CLAIM_STEPS,
+    Discard,
+    PeanutsState,
+    Step,
+    StepKind,
+    could_hold,
+    listing,
+)
+
+# What a prompt step renders to: its text, whether a tap is expected, and the legal actions.
+Ask = tuple[str, bool, list[Action]]
+
+
+def prompt(rules: PeanutsRules, state: PeanutsState) -> Prompt:
+    """What the table expects next: the head of the steps, or the claim in progress."""
+    if state.status is Status.GAME_OVER:
+        names = listing([state.players[s] for s in state.winners])
+        return Prompt(f"Game over: {names} won.", step="game-over")
+    turn_name = state.players[state.turn]
+    if state.claim is not None:
+        text = f"{turn_name}: tap the Spy, the Telepath and the Assassin ({len(state.claim)} of 3)."
+        return Prompt(text, state.turn, True, (Action("cancel-claim", "Cancel the claim"),), "claim")
+    step = state.steps[0]
+    text, tap, actions = ASK[step.kind](rules, state, step)
+    if step.kind in CLAIM_STEPS:
+        actions.append(Action("claim-family", f"{turn_name}: Finding the Family!"))
+    return Prompt(text, step.seat, tap, tuple(actions), step.kind.value)
+
+
+def _asked(state: PeanutsState, step: Step) -> str:
+    """The name of the player a step asks."""
+    return state.players[step.seat or 0]
+
+
+def _ask_reveal(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    return f"{_asked(state, step)}: tap your Role.", True, []
+
+
+def _ask_draw(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    extra = " (extra turn)" if step.info.get("extra") else ""
+    return (
+        f"{state.players[state.turn]}: draw a card{extra}.",
+        False,
+        [Action("draw", "Draw a card", primary=True)],
+    )
+
+
+def _ask_act(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    name = state.players[state.turn]
+    card_id = step.info.get("card")
+    if card_id is None:
+        return f"{name}: tap the card you play (for its ASSIST, or as your new Role).", True, []
+    card = rules.name(card_id)
+    old = state.roles[state.turn]
+    old_name = rules.name(old) if old else "Role"
+    actions = [
+        Action("assist", f"Discard the {card} for its ASSIST"),
+        Action("deploy", f"Deploy the {card} (the {old_name} goes to the discard pile)"),
+    ]
+    return f"{name}: the {card}: ASSIST or DEPLOY? (or tap another card)", True, actions
+
+
+TARGET_TEXTS = {
+    "agent": "pick the player who discards their hand and takes a card from yours",
+    "secret-police": "pick the player whose hand you look at",
+    "handler-trade": "pick the player who swaps their hand for the top card of the deck",
+    "agent-deploy": "pick the player whose Role's ASSIST you use",
+}
+
+
+def _ask_target(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    name = state.players[state.turn]
+    actions = [Action("target", state.players[s], {"seat": s}, seat=s) for s in step.info["seats"]]
+    return f"{name}: {TARGET_TEXTS[step.info['effect']]}.", False, actions
+
+
+def _ask_trade(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    names = state.players
+    actions = [
+        Action("trade", f"{names[a]} ⇄ {names[b]}", {"seats": [a, b]})
+        for a, b in combinations(step.info["seats"], 2)
+    ]
+    return f"{names[state.turn]}: pick two players who trade hands.", False, actions
+
+
+def _ask_direction(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    actions = [
+        Action("direction", "Pass the Roles left (clockwise)", {"direction": "left"}),
+        Action("direction", "Pass the Roles right", {"direction": "right"}),
+    ]
+    return f"{state.players[state.turn]}: which way do the Roles move?", False, actions
+
+
+def _ask_face_down(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    look = step.info["look"]
+    text = f"{state.players[state.turn]}: look at the top {look} card(s), tap the one you discard face down."
+    return text, True, []
+
+
+def _ask_take_back(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    actions = []
+    for seat, pile in enumerate(state.piles):
+        for index, discard in enumerate(pile):
+            what = (
+                rules.name(discard.card)
+                if discard.face_up and discard.card is not None
+                else f"face-down card #{index + 1}"
+            )
+            label = f"{state.players[seat]}: {what}"
+            actions.append(Action("take-back", label, {"seat": seat, "index": index}, seat=seat))
+    text = f"{state.players[state.turn]}: pick a discarded card to shuffle back into the deck."
+    return text, True, actions
+
+
+def _ask_spy_found(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    other = state.players[step.info["target"]]
+    actions = [Action("spy-found", f"{other} has no Spy", {"found": False})]
+    if could_hold(rules, state, "spy"):
+        actions.append(Action("spy-found", f"{other} has the Spy!", {"found": True}, confirm=True))
+    return f"{state.players[state.turn]}: does {other} hold the Spy?", False, actions
+
+
+def _ask_assassin_check(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    actions = [Action("assassin", "No Assassin", {"received": False})]
+    possible = could_hold(rules, state, "assassin")
+    if possible:
+        actions.append(Action("assassin", "I received the Assassin", {"received": True}, confirm=True))
+    text = f"{_asked(state, step)}: did you receive the Assassin?"
+    return text + (" If so, tap it." if possible else ""), possible, actions
+
+
+def _ask_eliminate(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    wanted = rules.role_names[step.info["role"]]
+    return f"{_asked(state, step)} is out: tap your hand card (the {wanted}).", True, []
+
+
+def _ask_agent_discard(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    name, by = _asked(state, step), state.players[step.info["by"]]
+    return f"{name}: tap your hand card to discard it, then take one card from {by}'s hand.", True, []
+
+
+def _ask_seer_draw(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    count = step.info["count"]
+    text = f"{state.players[state.turn]}: you drew {count}; put {count} card(s) on the bottom of the deck."
+    return text, False, [Action("done", "Done", primary=True)]
+
+
+def _ask_informant_draw(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    text = f"{state.players[state.turn]}: you drew the top card; put a card from your hand back on top."
+    return text, False, [Action("done", "Done: a card is back on top", primary=True)]
+
+
+def _ask_spy_swap(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    text = f"{state.players[state.turn]}: tap the top card of the deck: it replaces the Spy as your Role."
+    return text, True, []
+
+
+def _ask_flip(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    number = step.info["index"] + 1
+    text = f"The discard piles decide: {_asked(state, step)}, turn over face-down card #{number} and tap it."
+    return text, True, []
+
+
+def _ask_showdown(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    return f"Showdown: {_asked(state, step)}, tap your hand card.", True, []
+
+
+def _ask_round_over(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
+    last = state.rounds[-1]["reason"]
+    actions = [Action("next-round", f"Deal round {state.round + 1}", primary=True)]
+    return f"{last} Next round: {state.players[state.start]} starts.", False, actions
+
+
+ASK: dict[StepKind, Callable[[PeanutsRules, PeanutsState, Step], Ask]] = {
+    StepKind.REVEAL: _ask_reveal,
+    StepKind.DRAW: _ask_draw,
+    StepKind.ACT: _ask_act,
+    StepKind.TARGET: _ask_target,
+    StepKind.TRADE: _ask_trade,
+    StepKind.DIRECTION: _ask_direction,
+    StepKind.FACE_DOWN: _ask_face_down,
+    StepKind.TAKE_BACK: _ask_take_back,
+    StepKind.SPY_FOUND: _ask_spy_found,
+    StepKind.ASSASSIN_CHECK: _ask_assassin_check,
+    StepKind.ELIMINATE: _ask_eliminate,
+    StepKind.AGENT_DISCARD: _ask_agent_discard,
+    StepKind.SEER_DRAW: _ask_seer_draw,
+    StepKind.INFORMANT_DRAW: _ask_informant_draw,
+    StepKind.SPY_SWAP: _ask_spy_swap,
+    StepKind.FLIP: _ask_flip,
+    StepKind.SHOWDOWN: _ask_showdown,
+    StepKind.ROUND_OVER: _ask_round_over,
+}
+
+
+# The public view ---------------------------------------------------------
+
+
+def card_view(rules: PeanutsRules, card_id: str) -> dict[str, Any]:
+    card = rules.cards[card_id]
+    return {"card": card.id, "name": card.name, "role": card["role"], "notches": card["notches"]}
+
+
+def _discard_view(rules: PeanutsRules, discard: Discard) -> dict[str, Any]:
+    if not discard.face_up or discard.card is None:
+        return {"face_up": False}  # a back: no id, no name, no notches
+    return {"face_up": True, **card_view(rules, discard.card)}
+
+
+def _player_view(rules: PeanutsRules, state: PeanutsState, seat: int) -> dict[str, Any]:
+    role = state.roles[seat]
+    protections = sorted(IMMUNE_TO.get(rules.role(role), frozenset())) if role else []
+    return {
+        "seat": seat,
+        "name": state.players[seat],
+        "score": state.scores[seat],
+        "eliminated": state.eliminated[seat],
+        "role": card_view(rules, role) if role else None,
+        "protected_from": protections,
+        "hand_count": state.hands[seat],
+        "discards": [_discard_view(rules, d) for d in state.piles[seat]],
+    }
+
+
+def public_view(rules: PeanutsRules, state: PeanutsState) -> dict[str, Any]:
+    return {
+        "game": "peanuts",
+        "status": state.status.value,
+        "round": state.round,
+        "players": [_player_view(rules, state, seat) for seat in range(len(state.players))],
+        "prompt": prompt(rules, state).to_json(),
+        "rounds": [dict(r) for r in state.rounds],
+        "winners": list(state.winners),
+        "target": state.target,
+        "deck_count": state.deck,
+        "turn": state.turn,
+        "extra_turn": state.extra_turn,
+        "set_aside": card_view(rules, state.set_aside) if state.set_aside else None,
+        "claim": None if state.claim is None else {"seat": state.turn, "tapped": len(state.claim)},
+        "showdown": _showdown_view(rules, state),
+    }
+
+
+def _showdown_view(rules: PeanutsRules, state: PeanutsState) -> dict[str, Any] | None:
+    """Shown hands, their combination and notches; the discard totals only of the players whose
+    tie came down to them (what the table counts aloud), never a face-down card itself."""
+    if not state.shown:
+        return None
+    result = state.result or {}
+    counted = result.get("piles_counted", [])
+    hands = []
+    for seat in sorted(state.shown):
+        role, card = state.roles[seat], state.shown[seat]
+        assert role is not None
+        combo = rules.combination(role, card)
+        hands.append(
+            {
+                "seat": seat,
+                "role": card_view(rules, role),
+                "hand": card_view(rules, card),
+                "combination": combo[1] if combo else None,
+                "combination_rank": combo[0] if combo else None,
+                "notches": rules.notches(role) + rules.notches(card),
+                "discard_notches": pile_notches(rules, state, seat) if seat in counted else None,
+            }
+        )
+    return {
+        "hands": hands,
+        "winners": result.get("winners", []),
+        "reason": result.get("reason"),
+        "decided_by": result.get("decided_by"),
+    }
