@@ -113,6 +113,15 @@ class Game:
         return [a[key] for a in self.prompt["actions"] if key in a]
 
 
+def no_spy_found(game: Game, card: str, target: int) -> None:
+    """A quiet turn: the current player draws, and their Secret Police `card` looks at `target`'s hand
+    and finds no Spy. (After it the player's hand may hold the Spy: they drew.)"""
+    game.do("draw")
+    game.play(card, "assist")
+    game.do("target", seat=target)
+    game.do("spy-found", found=False)
+
+
 # ---------------------------------------------------------------------- data and setup
 
 
@@ -246,7 +255,8 @@ def test_a_turn_begins_with_a_draw() -> None:
     game.refused({"type": "draw"}, "Not now")
     game.refused({"type": "assist"}, "First tap")
     game.tap("agent-1")
-    assert game.action_values("type") == ["assist", "deploy", "claim-family"]
+    # No claim: an Informant Role and two cards in hand cannot be the whole family.
+    assert game.action_values("type") == ["assist", "deploy"]
     game.tap("agent-2")  # changing one's mind: the last tap counts
     assert "Agent" in game.prompt["text"]
 
@@ -381,7 +391,7 @@ def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
     game.do("target", seat=3)
     assert game.deck == 8 and game.hand_counts() == [2, 1, 1, 1, 1]  # Ann drew (safely)
     assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 3
-    assert {"type": "claim-family"} in game.actions()
+    assert {"type": "claim-family"} not in game.actions()  # a Seer Role and two cards: never the family
     game.tap("secret-police-1")  # Dee discards her hand, then takes one of Ann's two cards
     assert game.pile(3) == [cid("secret-police-1")] and game.hand_counts() == [1, 1, 1, 1, 1]
     assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
@@ -406,18 +416,19 @@ def test_agent_target_discarding_the_spy_shuffles_it_in() -> None:
 @pytest.mark.rule("PEA-41", "PEA-42")
 def test_faq_example_1_no_legal_target_voids_the_agent() -> None:
     # Cy is eliminated by the Secret Police; Ann and Bob (Assassin Role) remain.
-    game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
+    game = Game(3, ["seer-1", "assassin-1", "telepath-1"], start=2)
+    no_spy_found(game, "secret-police-2", 0)  # Cy's turn: now his hand may hold the Spy
     game.do("draw")
     game.play("secret-police-1", "assist")
     assert game.action_values("seat") == [1, 2]
     game.do("target", seat=2)
     game.do("spy-found", found=True)
     game.tap("spy-1")
-    assert game.view["players"][2]["eliminated"] and game.deck == 13  # the Spy went back in
+    assert game.view["players"][2]["eliminated"] and game.deck == 12  # the Spy went back in
     game.do("draw")  # Ann's extra turn
     cues = game.play("agent-1", "assist")
     assert any(c.data.get("void") for c in game.cues) and "your-turn" in cues
-    assert game.deck == 12  # nobody drew for the Agent
+    assert game.deck == 11  # nobody drew for the Agent
     assert game.pile(0) == cid_list("secret-police-1 agent-1")
     assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
 
@@ -444,7 +455,8 @@ def test_seer_assist_with_an_empty_deck_does_nothing() -> None:
 
 @pytest.mark.rule("PEA-41")
 def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
-    game = Game(3, ["seer-1", "assassin-1", "telepath-1"])
+    game = Game(3, ["seer-1", "assassin-1", "telepath-1"], start=2)
+    no_spy_found(game, "secret-police-2", 0)  # Cy's turn
     game.do("draw")
     game.play("secret-police-1", "assist")
     game.do("target", seat=2)
@@ -457,7 +469,9 @@ def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
 
 @pytest.mark.rule("PEA-16", "PEA-37")
 def test_secret_police_assist_finds_the_spy() -> None:
-    game = Game(3, ["seer-1", "secret-police-1", "informant-1"])
+    game = Game(3, ["seer-1", "secret-police-1", "informant-1"], start=2)
+    no_spy_found(game, "secret-police-3", 0)  # Cy's turn: from now on his hand may hold the Spy
+    assert game.deck == 12 and game.pile(2) == [cid("secret-police-3")]
     game.do("draw")
     game.play("secret-police-2", "assist")
     assert game.action_values("seat") == [2]  # Bob's Secret Police Role protects him
@@ -470,8 +484,41 @@ def test_secret_police_assist_finds_the_spy() -> None:
     game.refused({"type": "tap", "card": cid("agent-1")}, "the Spy")
     cues = game.tap("spy-1")
     assert {"player-eliminated", "shuffle-in", "extra-turn"} <= set(cues)
-    assert game.deck == 13 and game.pile(2) == [] and game.view["players"][2]["eliminated"]
+    assert game.deck == 12 and game.pile(2) == [cid("secret-police-3")]  # the Spy went into the deck
+    assert game.view["players"][2]["eliminated"]
     assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw"
+
+
+@pytest.mark.rule("PEA-3", "PEA-37")
+def test_the_spy_cannot_be_found_in_a_hand_that_never_drew_nor_received() -> None:
+    """The Spy is never dealt: until a player draws or is given a card, their hand cannot hold it,
+    and "found the Spy" is neither offered nor accepted. A trade passes that on with the hand."""
+    game = Game(3, ["seer-1", "handler-1", "agent-1"])
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=2)
+    assert game.action_values("found") == [False]
+    game.refused(
+        {"type": "spy-found", "found": True},
+        "Cy cannot hold the Spy: it went back into the deck after the deal, and Cy has neither drawn "
+        "nor received a card since.",
+    )
+    game.do("spy-found", found=False)
+    game.do("draw")  # Bob draws, then trades hands with Cy: Cy now holds what Bob held
+    game.play("informant-1", "assist")
+    game.do("trade", seats=[1, 2])
+    game.do("assassin", received=False)
+    game.do("assassin", received=False)
+    game.do("draw")  # Cy looks at Bob's hand: Cy's dealt card, which cannot be the Spy
+    game.play("secret-police-2", "assist")
+    game.do("target", seat=1)
+    assert game.action_values("found") == [False]
+    game.refused({"type": "spy-found", "found": True}, "Bob cannot hold the Spy")
+    game.do("spy-found", found=False)
+    game.do("draw")  # Ann looks at Cy's hand, which came from Bob and has drawn since
+    game.play("secret-police-3", "assist")
+    game.do("target", seat=2)
+    assert game.action_values("found") == [False, True]
 
 
 @pytest.mark.rule("PEA-37")
@@ -607,7 +654,7 @@ def test_informant_deploy_draws_then_puts_a_card_back_on_top() -> None:
     assert game.deck == 11 and game.hand_counts() == [2, 1, 1]  # the top card is in Ann's hand
     assert game.pile(0) == [cid("seer-1")] and game.role(0) == cid("informant-1")
     assert game.prompt["step"] == "informant-draw" and game.prompt["seat"] == 0
-    assert game.action_values("type") == ["done", "claim-family"]
+    assert game.action_values("type") == ["done"]  # an Informant Role and two cards: never the family
     game.refused({"type": "draw"}, "Not now")
     assert game.do("done") == ["card-accepted", "your-turn"]
     assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
@@ -678,7 +725,9 @@ def test_agent_deploy_uses_another_players_role_assist() -> None:
 
 @pytest.mark.rule("PEA-17", "PEA-21")
 def test_last_player_standing_wins_and_starts_the_next_round() -> None:
-    game = Game(3, ["informant-1", "seer-1", "handler-1"], start=0)
+    game = Game(3, ["informant-1", "seer-1", "handler-1"], start=1)
+    no_spy_found(game, "secret-police-2", 2)  # Bob
+    no_spy_found(game, "secret-police-3", 1)  # Cy
     game.do("draw")
     game.play("secret-police-1", "assist")
     game.do("target", seat=1)
@@ -701,7 +750,7 @@ def test_last_player_standing_wins_and_starts_the_next_round() -> None:
     view = game.view
     assert view["round"] == 2 and view["status"] == "setup" and view["deck_count"] == 13
     assert all(not p["eliminated"] and p["discards"] == [] and p["role"] is None for p in view["players"])
-    assert view["prompt"]["seat"] == 0
+    assert view["prompt"]["seat"] == 0  # the winner starts
 
 
 @pytest.mark.rule("PEA-21")
@@ -752,44 +801,42 @@ def test_a_claim_with_the_role_as_one_of_the_family() -> None:
 
 @pytest.mark.rule("PEA-14")
 def test_false_claims_are_refused() -> None:
-    game = Game(3, ["informant-1", "telepath-1", "agent-1"])
+    game = Game(3, ["telepath-2", "informant-1", "agent-1"])
     game.refused({"type": "claim-family"}, "right after a draw")
     game.do("draw")
     game.do("claim-family")
     game.refused({"type": "tap", "card": cid("seer-1")}, "False claim: tap one Spy, one Telepath and one")
-    game.refused({"type": "tap", "card": cid("telepath-1")}, "False claim: Telepath .* Bob's Role")
+    game.refused({"type": "tap", "card": cid("informant-1")}, r"False claim: Informant .* Bob's Role")
     game.refused({"type": "tap", "card": cid("assassin-2")}, "False claim: .* set aside")
     game.refused({"type": "draw"}, "Not now")
     game.tap("spy-1")
     game.refused({"type": "tap", "card": cid("spy-1")}, "tap one Spy, one Telepath and one Assassin")
-    game.tap("telepath-2")
-    # Ann's Role is the Informant: a third family card would be a third card in a two-card hand.
-    game.refused({"type": "tap", "card": cid("assassin-1")}, "holds only 2")
+    game.tap("assassin-1")
+    # Ann's Role is a Telepath: another Telepath would be a third card in a two-card hand.
+    game.refused({"type": "tap", "card": cid("telepath-1")}, "holds only 2")
     game.do("cancel-claim")
     assert game.prompt["step"] == "act" and game.view["claim"] is None
     assert game.view["players"][0]["score"] == 0
 
 
-@pytest.mark.rule("PEA-15", "PEA-32")
-def test_a_claim_may_follow_the_informant_deploy_draw() -> None:
-    """The FAQ counts the Informant's DEPLOY as a draw: the claim comes after the draw, before a
-    card goes back on top. With the Informant as her Role and two cards in hand, Ann can never
-    hold all three; the third card is refused on the count alone."""
-    game = Game(3, ["seer-1", "telepath-1", "handler-1"])
+@pytest.mark.rule("PEA-14", "PEA-15", "PEA-32")
+def test_no_claim_where_the_record_shows_the_family_cannot_be_held() -> None:
+    """The Informant's DEPLOY is a draw, but with the Informant as her Role and two cards in hand Ann
+    cannot hold all three: the claim is neither offered nor accepted. Nor when every card of a family
+    Role is in sight, here both Telepaths."""
+    game = Game(3, ["seer-1", "telepath-1", "assassin-1"])
     game.do("draw")
     game.play("informant-1", "deploy")
-    assert game.prompt["step"] == "informant-draw"
-    assert {"type": "claim-family"} in game.actions()
-    game.do("claim-family")
-    game.tap("spy-1")
-    game.tap("assassin-1")
-    game.refused({"type": "tap", "card": cid("telepath-2")}, "Ann holds only 2 card")
-    game.do("cancel-claim")
-    assert game.prompt["step"] == "informant-draw" and game.hand_counts() == [2, 1, 1]
+    assert game.prompt["step"] == "informant-draw" and game.action_values("type") == ["done"]
+    game.refused({"type": "claim-family"}, "cannot succeed now: Ann holds only 2 card")
     game.do("done")
     assert game.prompt["seat"] == 1 and game.hand_counts() == [1, 1, 1]
     game.do("draw")
     game.refused({"type": "claim-family", "seat": 0}, "Only Bob has just drawn")
+    game.play("telepath-2", "deploy")  # Bob's old Telepath goes face up: both are in sight
+    game.do("draw")  # Cy, with the Assassin as his Role, would need a Telepath
+    assert "claim-family" not in game.action_values("type")
+    game.refused({"type": "claim-family"}, "cannot succeed now: every Telepath is in sight on the table")
 
 
 @pytest.mark.rule("PEA-15", "PEA-35")
@@ -1164,8 +1211,8 @@ def test_the_handler_takes_back_a_face_down_card_by_its_number_only() -> None:
 
 
 def claim(*cards: str) -> list[dict[str, Any]]:
-    """Ann (Informant Role) draws, claims, taps `cards`, and withdraws the claim."""
-    return inputs("informant-1", "handler-1", "agent-1", "draw", "claim-family", *cards, "cancel-claim")
+    """Ann (Assassin Role) draws, claims, taps `cards`, and withdraws the claim."""
+    return inputs("assassin-1", "handler-1", "agent-1", "draw", "claim-family", *cards, "cancel-claim")
 
 
 def test_a_withdrawn_claim_tells_the_table_only_how_many_cards() -> None:
@@ -1475,17 +1522,20 @@ class Table:
         return list(found.values()) if len(found) == 3 or (partial and found) else None
 
     def claim(self) -> bool:
-        """Right after a draw, the current player claims Finding the Family if they can. Now and
-        then a player holding part of the family claims it, taps those cards and withdraws."""
+        """Right after a draw, the current player claims Finding the Family if they can (and the
+        claim is then always offered: the public record never rules out a real family). Now and
+        then a player holding part of the family claims it, if offered, taps those cards and withdraws."""
         cards = self.family(self.state.turn)
+        offered = "claim-family" in [a["type"] for a in ENGINE.public_view(self.state)["prompt"]["actions"]]
         if not cards:
             part = self.family(self.state.turn, partial=True)
-            if part and self.rng.random() < 0.2:
+            if part and offered and self.rng.random() < 0.2:
                 self.send({"type": "claim-family"})
                 for card in part:
                     self.tap(card)
                 self.send({"type": "cancel-claim"})
             return False
+        assert offered, "the family is held, yet the claim is not offered"
         self.send({"type": "claim-family"})
         for card in cards:
             self.tap(card)

@@ -60,6 +60,13 @@ def first(cues: list[dict[str, Any]], name: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- games to a winner
 
 
+def test_the_first_turn_names_its_player_once(client: Any, cues: list[dict[str, Any]]) -> None:
+    """The first your-turn of a game was "Ann: Ann: tap the Spy card of your colour"."""
+    start(client, ["Ann", "Bob"])
+    turn = first(cues, "your-turn")
+    assert (turn["seat"], turn["text"]) == (0, "Ann: tap the Spy card of your colour")
+
+
 def test_two_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) -> None:
     start(client, ["Ann", "Bob"], first=1)  # Bob is the youngest
     send(client, {"type": "claim", "seat": 0, "colour": "purple"}, 409)  # two players: green and red only

@@ -35,12 +35,14 @@ from companion.games.peanuts.state import (
     active,
     clockwise,
     could_hold,
+    family_unreachable,
     immune,
     listing,
     next_active,
     pickable,
     place,
     role_at,
+    spy_unreachable,
 )
 
 
@@ -134,6 +136,7 @@ class Peanuts(Engine[PeanutsState]):
         state.roles = [None] * n
         state.piles = [[] for _ in range(n)]
         state.hands = [1] * n
+        state.may_hold_spy = [False] * n  # the Spy is never dealt
         state.eliminated = [False] * n
         state.shown = {}
         state.claim = None
@@ -287,6 +290,7 @@ class Peanuts(Engine[PeanutsState]):
         seat = state.turn
         state.deck -= 1
         state.hands[seat] += 1
+        state.may_hold_spy[seat] = True
         state.steps[0] = Step(StepKind.ACT, seat)
         cues.append(Cue("card-accepted", seat, f"{state.players[seat]} draws a card."))
 
@@ -394,6 +398,7 @@ class Peanuts(Engine[PeanutsState]):
             return
         state.deck -= count
         state.hands[seat] += count
+        state.may_hold_spy[seat] = True
         state.steps.insert(0, Step(StepKind.SEER_DRAW, seat, {"count": count}))
 
     def _informant_deploy(self, state: PeanutsState, seat: int, cues: list[Cue]) -> None:
@@ -404,6 +409,7 @@ class Peanuts(Engine[PeanutsState]):
         # 2 cards and may claim Finding the Family (the FAQ counts this DEPLOY as a draw).
         state.deck -= 1
         state.hands[seat] += 1
+        state.may_hold_spy[seat] = True
         state.steps.insert(0, Step(StepKind.INFORMANT_DRAW, seat))
         cues.append(Cue("card-accepted", seat, f"{state.players[seat]} draws the top card."))
 
@@ -435,11 +441,13 @@ class Peanuts(Engine[PeanutsState]):
         if effect == "agent":
             state.deck -= 1  # the Agent's player draws first (safe, even the Assassin)
             state.hands[seat] += 1
+            state.may_hold_spy[seat] = True
             state.steps.insert(0, Step(StepKind.AGENT_DISCARD, target, {"by": seat}))
         elif effect == "secret-police":
             state.steps.insert(0, Step(StepKind.SPY_FOUND, seat, {"target": target}))
         elif effect == "handler-trade":
             # The hand card goes to the deck, the top card to the hand: the deck count stays.
+            state.may_hold_spy[target] = True
             state.steps[0:0] = self._assassin_checks(state, [target])
         else:  # "agent-deploy": the ASSIST of the picked player's Role, carried out by `seat`
             role_card = state.roles[target]
@@ -477,6 +485,7 @@ class Peanuts(Engine[PeanutsState]):
                 raise GameError(self._why_not(state, -1, s, "trade"))
         state.steps.pop(0)
         state.hands[a], state.hands[b] = state.hands[b], state.hands[a]
+        state.may_hold_spy[a], state.may_hold_spy[b] = state.may_hold_spy[b], state.may_hold_spy[a]
         cues.append(
             Cue("card-accepted", state.turn, f"{state.players[a]} and {state.players[b]} trade hands.")
         )
@@ -552,6 +561,9 @@ class Peanuts(Engine[PeanutsState]):
         target = step.info["target"]
         if found and not could_hold(self.rules, state, "spy"):  # only what everyone sees, see `_place`
             raise GameError("The Spy cannot be in that hand: it is in sight on the table.")
+        why = spy_unreachable(state, target)
+        if found and why:
+            raise GameError(f"{why}.")
         state.steps.pop(0)
         if found:
             state.extra_turn = True
@@ -610,6 +622,7 @@ class Peanuts(Engine[PeanutsState]):
         # Then the target takes one card of the Agent player's hand: that one may be the Assassin.
         state.hands[target] += 1
         state.hands[by] -= 1
+        state.may_hold_spy[target] = state.may_hold_spy[by]
         cues.append(
             Cue(
                 "card-accepted",
@@ -717,6 +730,9 @@ class Peanuts(Engine[PeanutsState]):
             )
         if "seat" in event and seat_of(event, len(state.players)) != state.turn:
             raise GameError(f"Only {state.players[state.turn]} has just drawn.")
+        why = family_unreachable(self.rules, state, state.turn)
+        if why:
+            raise GameError(f"Finding the Family cannot succeed now: {why}.")
         state.claim = []
         cues.append(
             Cue("card-accepted", state.turn, f"{state.players[state.turn]} claims Finding the Family!")

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from companion.games.base import Status
-from companion.games.peanuts.rules import IMMUNE_TO, PeanutsRules
+from companion.games.peanuts.rules import FAMILY, IMMUNE_TO, PeanutsRules
 
 
 class StepKind(StrEnum):
@@ -80,6 +80,9 @@ class PeanutsState:
     roles: list[str | None] = field(default_factory=list)
     piles: list[list[Discard]] = field(default_factory=list)
     hands: list[int] = field(default_factory=list)  # how many cards each player holds
+    # Whether each hand may hold the Spy, by the public record: the Spy is never dealt, so only a hand
+    # that drew or received a card since the deal may hold it (see `spy_unreachable`).
+    may_hold_spy: list[bool] = field(default_factory=list)
     eliminated: list[bool] = field(default_factory=list)
     shown: dict[int, str] = field(default_factory=dict)  # hand cards shown at the showdown
     steps: list[Step] = field(default_factory=list)
@@ -150,3 +153,30 @@ def role_at(rules: PeanutsRules, state: PeanutsState, seat: int) -> str:
     card = state.roles[seat]
     assert card is not None
     return rules.role(card)
+
+
+def spy_unreachable(state: PeanutsState, seat: int) -> str | None:
+    """Why the table knows `seat`'s hand cannot hold the Spy, or None when it may."""
+    name = state.players[seat]
+    if not state.may_hold_spy[seat]:
+        return (
+            f"{name} cannot hold the Spy: it went back into the deck after the deal, and {name} has "
+            "neither drawn nor received a card since"
+        )
+    return None
+
+
+def family_unreachable(rules: PeanutsRules, state: PeanutsState, seat: int) -> str | None:
+    """Why the public record shows that `seat` cannot hold the whole family now, or None when the
+    claim may succeed. Only what everyone sees decides: the Role, the hand count, the cards in sight."""
+    name = state.players[seat]
+    role = state.roles[seat]
+    needed = [r for r in FAMILY if role is None or rules.role(role) != r]
+    if len(needed) > state.hands[seat]:
+        return f"{name} holds only {state.hands[seat]} card(s) besides their Role"
+    for wanted in needed:
+        if not could_hold(rules, state, wanted):
+            return f"every {rules.role_names[wanted]} is in sight on the table"
+    if "spy" in needed:
+        return spy_unreachable(state, seat)
+    return None

@@ -20,7 +20,9 @@ from companion.games.peanuts.state import (
     Step,
     StepKind,
     could_hold,
+    family_unreachable,
     listing,
+    spy_unreachable,
 )
 
 # What a prompt step renders to: its text, whether a tap is expected, and the legal actions.
@@ -38,7 +40,7 @@ def prompt(rules: PeanutsRules, state: PeanutsState) -> Prompt:
         return Prompt(text, state.turn, True, (Action("cancel-claim", "Cancel the claim"),), "claim")
     step = state.steps[0]
     text, tap, actions = ASK[step.kind](rules, state, step)
-    if step.kind in CLAIM_STEPS:
+    if step.kind in CLAIM_STEPS and family_unreachable(rules, state, state.turn) is None:
         actions.append(Action("claim-family", f"{turn_name}: Finding the Family!"))
     return Prompt(text, step.seat, tap, tuple(actions), step.kind.value)
 
@@ -131,7 +133,7 @@ def _ask_take_back(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
 def _ask_spy_found(rules: PeanutsRules, state: PeanutsState, step: Step) -> Ask:
     other = state.players[step.info["target"]]
     actions = [Action("spy-found", f"{other} has no Spy", {"found": False})]
-    if could_hold(rules, state, "spy"):
+    if could_hold(rules, state, "spy") and spy_unreachable(state, step.info["target"]) is None:
         actions.append(Action("spy-found", f"{other} has the Spy!", {"found": True}, confirm=True))
     return f"{state.players[state.turn]}: does {other} hold the Spy?", False, actions
 
