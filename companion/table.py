@@ -146,7 +146,7 @@ class Table:
                 game, state, cues = self._next(event)
             except GameError as error:
                 self._refuse(error)
-            asked_before = self.current_seat()
+            asked_before = self._asking()
             entry = self._write(event)
             if event.get("type") == "start":
                 self.game_start = entry
@@ -156,15 +156,23 @@ class Table:
             self._emit(cues, view)
             return view
 
-    def _your_turn(self, asked_before: int | None, event: Event, cues: list[Cue]) -> list[Cue]:
+    def _asking(self) -> tuple[int | None, int]:
+        """(the seat the game waits on, the number of turns begun): "your turn" when it changes."""
+        with self._lock:
+            if self._game is None:
+                return None, 0
+            engine = self.engines[self._game]
+            return engine.current_seat(self._state), engine.turn_number(self._state)
+
+    def _your_turn(self, asked_before: tuple[int | None, int], event: Event, cues: list[Cue]) -> list[Cue]:
         """The one place that decides "your turn", for every game: whenever the prompt turns to another
-        seat (or a game starts). An engine may play it itself with a better text (a new turn of the
-        same seat); then the table leaves it at that."""
+        seat, a new turn begins (an extra turn of the same seat too), or a game starts. An engine may
+        play it itself with a better text; then the table leaves it at that."""
         prompt = self.prompt()
         asked = prompt.seat
         if asked is None or any(cue.name == "your-turn" for cue in cues):
             return []
-        if asked == asked_before and event.get("type") != "start":
+        if self._asking() == asked_before and event.get("type") != "start":
             return []
         name = self._view["players"][asked]["name"]
         # A prompt that asks a seat names its player; say the name first if it does not.

@@ -110,7 +110,13 @@ class Game:
         return [action.to_event() for action in ENGINE.legal_actions(self.state)]
 
     def action_values(self, key: str) -> list[Any]:
-        return [a[key] for a in self.prompt["actions"] if key in a]
+        """One field of each legal action (its type, the seat it picks...), in order."""
+        return [event[key] for event in self.actions() if key in event]
+
+    @property
+    def seat(self) -> int | None:
+        """The seat the game waits on."""
+        return ENGINE.current_seat(self.state)
 
 
 def no_spy_found(game: Game, card: str, target: int) -> None:
@@ -184,7 +190,7 @@ def test_setup_options_and_targets() -> None:
     assert Game(4).view["target"] == Game(5).view["target"] == 2
     assert Game(3, target=1).view["target"] == 1
     game = Game(4, start=2)
-    assert game.prompt["seat"] == 2 and game.view["turn"] == 2 and game.view["status"] == "setup"
+    assert game.seat == 2 and game.view["turn"] == 2 and game.view["status"] == "setup"
     for options, match in [
         ({"start": 3}, "start"),
         ({"target": 0}, "target"),
@@ -222,7 +228,7 @@ def test_the_reveal_seat_by_seat() -> None:
         "step": "reveal",
     }
     game.refused({"type": "tap", "card": cid("spy-1")}, "never dealt")
-    assert game.tap("seer-1") == ["card-revealed", "your-turn"]
+    assert game.tap("seer-1") == ["card-revealed"] and game.seat == 2  # the table says "your turn"
     game.refused({"type": "tap", "card": cid("seer-1")}, r"Seer \(peanuts/seer-1\) is Bob's Role")
     game.refused({"type": "tap", "card": cid("agent-1"), "seat": 1}, "already shown")
     game.refused({"type": "draw"}, "Not now")
@@ -277,20 +283,21 @@ def test_spy_discarded_face_up_goes_back_into_the_deck() -> None:
     cues = game.play("spy-1", "assist")
     assert "shuffle-in" in cues
     assert game.deck == 13 and game.pile(0) == [] and game.hand_counts() == [1, 1, 1]
-    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "draw" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-25")
 def test_telepath_assist_gives_an_extra_turn() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     game.do("draw")
+    turns = ENGINE.turn_number(game.state)
     cues = game.play("telepath-1", "assist")
-    assert "extra-turn" in cues and "your-turn" in cues
+    assert "extra-turn" in cues and ENGINE.turn_number(game.state) == turns + 1  # a new turn: "your turn"
     assert game.pile(0) == [cid("telepath-1")]
-    assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw" and "extra turn" in game.prompt["text"]
+    assert game.seat == 0 and game.prompt["step"] == "draw" and "extra turn" in game.prompt["text"]
     game.do("draw")
     game.play("secret-police-1", "deploy")  # the extra turn is over: Bob plays
-    assert game.prompt["seat"] == 1
+    assert game.seat == 1
 
 
 @pytest.mark.rule("PEA-9", "PEA-27")
@@ -299,7 +306,7 @@ def test_assassin_discard_has_no_assist() -> None:
     game.do("draw")
     game.play("assassin-1", "assist")
     assert game.pile(0) == [cid("assassin-1")] and game.deck == 12
-    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "draw" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-29")
@@ -316,7 +323,7 @@ def test_seer_assist_discards_one_card_face_down() -> None:
         {"face_up": False},
     ]
     assert "telepath-2" not in json.dumps(game.view) + json.dumps([c.to_json() for c in game.cues])
-    assert game.prompt["seat"] == 1
+    assert game.seat == 1
 
 
 @pytest.mark.rule("PEA-29", "PEA-39")
@@ -340,14 +347,14 @@ def test_informant_assist_trades_two_hands_and_the_assassin_eliminates() -> None
     game.refused({"type": "trade", "seats": [0, 1]}, "protects them")
     game.refused({"type": "trade", "seats": [0, 0]}, "different")
     game.do("trade", seats=[0, 3])
-    assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 0
+    assert game.prompt["step"] == "assassin-check" and game.seat == 0
     game.do("assassin", received=False)
-    assert game.prompt["seat"] == 3
+    assert game.seat == 3
     cues = game.tap("assassin-2")  # Dee received the Assassin: the tap answers and discards it
     assert "player-eliminated" in cues
     dee = game.view["players"][3]
     assert dee["eliminated"] and dee["hand_count"] == 0 and game.pile(3) == [cid("assassin-2")]
-    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "draw" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-12", "PEA-26")
@@ -356,9 +363,9 @@ def test_a_telepath_role_is_never_asked_about_the_assassin() -> None:
     game.do("draw")
     game.play("informant-1", "assist")
     game.do("trade", seats=[2, 3])
-    assert game.prompt["seat"] == 3  # Cy (Telepath Role) is skipped
+    assert game.seat == 3  # Cy (Telepath Role) is skipped
     game.do("assassin", received=True)
-    assert game.prompt["step"] == "eliminate" and game.prompt["seat"] == 3
+    assert game.prompt["step"] == "eliminate" and game.seat == 3
     game.refused({"type": "tap", "card": cid("agent-1")}, "the Assassin")
     game.tap("assassin-2")
     assert game.view["players"][3]["eliminated"]
@@ -390,15 +397,15 @@ def test_agent_assist_draws_then_the_target_discards_and_picks() -> None:
     game.refused({"type": "target", "seat": 0}, "another player")
     game.do("target", seat=3)
     assert game.deck == 8 and game.hand_counts() == [2, 1, 1, 1, 1]  # Ann drew (safely)
-    assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 3
+    assert game.prompt["step"] == "agent-discard" and game.seat == 3
     assert {"type": "claim-family"} not in game.actions()  # a Seer Role and two cards: never the family
     game.tap("secret-police-1")  # Dee discards her hand, then takes one of Ann's two cards
     assert game.pile(3) == [cid("secret-police-1")] and game.hand_counts() == [1, 1, 1, 1, 1]
-    assert game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
+    assert game.prompt["step"] == "assassin-check" and game.seat == 3
     game.do("assassin", received=True)
     game.tap("assassin-2")
     assert game.view["players"][3]["eliminated"] and game.pile(3) == cid_list("secret-police-1 assassin-2")
-    assert game.prompt["seat"] == 1
+    assert game.seat == 1
 
 
 @pytest.mark.rule("PEA-23", "PEA-35")
@@ -426,11 +433,11 @@ def test_faq_example_1_no_legal_target_voids_the_agent() -> None:
     game.tap("spy-1")
     assert game.view["players"][2]["eliminated"] and game.deck == 12  # the Spy went back in
     game.do("draw")  # Ann's extra turn
-    cues = game.play("agent-1", "assist")
-    assert any(c.data.get("void") for c in game.cues) and "your-turn" in cues
+    game.play("agent-1", "assist")
+    assert any(c.data.get("void") for c in game.cues) and game.seat == 1
     assert game.deck == 11  # nobody drew for the Agent
     assert game.pile(0) == cid_list("secret-police-1 agent-1")
-    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "draw" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-41", "PEA-43")
@@ -441,7 +448,7 @@ def test_faq_example_2_the_agent_with_an_empty_deck_does_nothing() -> None:
     cues = game.play("agent-1", "assist")
     assert any(c.data.get("void") for c in game.cues)
     assert game.deck == 0 and game.pile(0) == [cid("agent-1")]
-    assert "showdown" in cues and game.prompt["step"] == "showdown" and game.prompt["seat"] == 1
+    assert "showdown" in cues and game.prompt["step"] == "showdown" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-9", "PEA-41")
@@ -464,7 +471,7 @@ def test_informant_with_one_player_able_to_trade_does_nothing() -> None:
     game.tap("spy-1")
     game.do("draw")
     game.play("informant-1", "assist")  # only Ann can trade: Bob's Assassin Role protects him
-    assert any(c.data.get("void") for c in game.cues) and game.prompt["seat"] == 1
+    assert any(c.data.get("void") for c in game.cues) and game.seat == 1
 
 
 @pytest.mark.rule("PEA-16", "PEA-37")
@@ -477,16 +484,16 @@ def test_secret_police_assist_finds_the_spy() -> None:
     assert game.action_values("seat") == [2]  # Bob's Secret Police Role protects him
     game.refused({"type": "target", "seat": 1}, "protects them")
     game.do("target", seat=2)
-    assert game.prompt["step"] == "spy-found" and game.prompt["seat"] == 0
+    assert game.prompt["step"] == "spy-found" and game.seat == 0
     assert game.action_values("found") == [False, True]
     game.do("spy-found", found=True)
-    assert game.prompt["step"] == "eliminate" and game.prompt["seat"] == 2
+    assert game.prompt["step"] == "eliminate" and game.seat == 2
     game.refused({"type": "tap", "card": cid("agent-1")}, "the Spy")
     cues = game.tap("spy-1")
     assert {"player-eliminated", "shuffle-in", "extra-turn"} <= set(cues)
     assert game.deck == 12 and game.pile(2) == [cid("secret-police-3")]  # the Spy went into the deck
     assert game.view["players"][2]["eliminated"]
-    assert game.prompt["seat"] == 0 and game.prompt["step"] == "draw"
+    assert game.seat == 0 and game.prompt["step"] == "draw"
 
 
 @pytest.mark.rule("PEA-3", "PEA-37")
@@ -529,7 +536,7 @@ def test_secret_police_without_the_spy() -> None:
     game.do("target", seat=2)
     game.refused({"type": "spy-found", "found": "yes"}, "true or false")
     game.do("spy-found", found=False)
-    assert game.prompt["seat"] == 1 and not game.view["players"][2]["eliminated"]
+    assert game.seat == 1 and not game.view["players"][2]["eliminated"]
 
 
 # ---------------------------------------------------------------------- DEPLOY actions
@@ -544,7 +551,7 @@ def test_deploy_puts_the_old_role_face_up_in_the_pile() -> None:
     assert game.do("deploy")[0] == "card-revealed"
     assert game.role(0) == cid("telepath-1") and game.pile(0) == [cid("informant-1")]
     assert game.view["players"][0]["protected_from"] == ["assassin"]
-    assert game.deck == 12 and game.prompt["seat"] == 1
+    assert game.deck == 12 and game.seat == 1
 
 
 @pytest.mark.rule("PEA-24")
@@ -607,7 +614,7 @@ def test_seer_deploy_draws_two_then_puts_two_under_the_deck() -> None:
     assert game.deck == 10 and game.hand_counts() == [3, 1, 1]
     assert game.prompt["step"] == "seer-draw" and game.action_values("type") == ["done", "claim-family"]
     game.do("done")
-    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.seat == 1
 
 
 @pytest.mark.rule("PEA-30")
@@ -653,11 +660,11 @@ def test_informant_deploy_draws_then_puts_a_card_back_on_top() -> None:
     assert game.play("informant-1", "deploy") == ["card-revealed", "card-accepted"]
     assert game.deck == 11 and game.hand_counts() == [2, 1, 1]  # the top card is in Ann's hand
     assert game.pile(0) == [cid("seer-1")] and game.role(0) == cid("informant-1")
-    assert game.prompt["step"] == "informant-draw" and game.prompt["seat"] == 0
+    assert game.prompt["step"] == "informant-draw" and game.seat == 0
     assert game.action_values("type") == ["done"]  # an Informant Role and two cards: never the family
     game.refused({"type": "draw"}, "Not now")
-    assert game.do("done") == ["card-accepted", "your-turn"]
-    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.prompt["seat"] == 1
+    assert game.do("done") == ["card-accepted"]
+    assert game.deck == 12 and game.hand_counts() == [1, 1, 1] and game.seat == 1
 
 
 @pytest.mark.rule("PEA-32")
@@ -688,9 +695,9 @@ def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() 
     assert "agent-2" not in json.dumps([c.to_json() for c in game.cues])
     assert game.prompt["step"] == "target" and game.action_values("seat") == [0, 1, 3, 4]  # Cy: Assassin Role
     game.do("target", seat=3)  # Dee swaps her hand for the top card
-    assert game.deck == 8 and game.prompt["step"] == "assassin-check" and game.prompt["seat"] == 3
+    assert game.deck == 8 and game.prompt["step"] == "assassin-check" and game.seat == 3
     game.do("assassin", received=False)
-    assert game.prompt["seat"] == 2
+    assert game.seat == 2
 
 
 @pytest.mark.rule("PEA-34")
@@ -703,7 +710,7 @@ def test_handler_deploy_can_take_back_by_tapping_a_face_up_card() -> None:
     assert game.pile(0) == [] and game.deck == 13
     game.do("target", seat=0)  # she may pick herself: her Handler Role is not protected
     game.do("assassin", received=False)
-    assert game.prompt["seat"] == 1
+    assert game.seat == 1
 
 
 @pytest.mark.rule("PEA-36")
@@ -717,7 +724,7 @@ def test_agent_deploy_uses_another_players_role_assist() -> None:
     assert game.prompt["step"] == "direction"
     game.do("direction", direction="left")
     assert [game.role(s) for s in range(4)] == cid_list("secret-police-1 agent-1 assassin-1 handler-1")
-    assert game.pile(0) == [cid("informant-1")] and game.prompt["seat"] == 1
+    assert game.pile(0) == [cid("informant-1")] and game.seat == 1
 
 
 # ---------------------------------------------------------------------- eliminations and rounds
@@ -762,7 +769,7 @@ def test_the_round_winner_starts_the_next_round() -> None:
     for card in ("spy-1", "telepath-1", "assassin-1"):
         game.tap(card)
     game.do("next-round")
-    assert game.prompt["seat"] == 1 and game.view["turn"] == 1
+    assert game.seat == 1 and game.view["turn"] == 1
 
 
 @pytest.mark.rule("PEA-22")
@@ -830,7 +837,7 @@ def test_no_claim_where_the_record_shows_the_family_cannot_be_held() -> None:
     assert game.prompt["step"] == "informant-draw" and game.action_values("type") == ["done"]
     game.refused({"type": "claim-family"}, "cannot succeed now: Ann holds only 2 card")
     game.do("done")
-    assert game.prompt["seat"] == 1 and game.hand_counts() == [1, 1, 1]
+    assert game.seat == 1 and game.hand_counts() == [1, 1, 1]
     game.do("draw")
     game.refused({"type": "claim-family", "seat": 0}, "Only Bob has just drawn")
     game.play("telepath-2", "deploy")  # Bob's old Telepath goes face up: both are in sight
@@ -846,7 +853,7 @@ def test_a_claim_may_follow_the_agents_draw() -> None:
     game.do("draw")
     game.play("agent-1", "assist")
     game.do("target", seat=1)
-    assert game.prompt["step"] == "agent-discard" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "agent-discard" and game.seat == 1
     game.do("claim-family")
     for card in ("telepath-1", "assassin-1"):
         game.tap(card)
@@ -1030,7 +1037,7 @@ def test_a_tie_on_every_count_shares_the_round() -> None:
     assert [p["score"] for p in game.view["players"]] == [1, 1, 0, 0, 0]
     assert game.view["rounds"][0]["winners"] == [0, 1]
     game.do("next-round")
-    assert game.prompt["seat"] == 1  # the first tied winner clockwise from Ann, who ended the round
+    assert game.seat == 1  # the first tied winner clockwise from Ann, who ended the round
 
 
 def test_a_shared_round_can_end_the_game_for_both() -> None:
@@ -1040,7 +1047,7 @@ def test_a_shared_round_can_end_the_game_for_both() -> None:
         piles={1: [("agent-1", True)]},
         target=1,
     )
-    assert game.view["status"] == "game-over" and game.view["winners"] == [0, 1]
+    assert ENGINE.is_over(game.state) and ENGINE.winners(game.state) == (0, 1)
 
 
 def test_showdown_taps_are_checked() -> None:
@@ -1169,7 +1176,7 @@ def test_an_assassin_in_sight_everywhere_cannot_be_received() -> None:
     game.do("draw")
     game.play("informant-1", "assist")
     game.do("trade", seats=[1, 2])
-    assert game.prompt["seat"] == 2 and not game.prompt["tap"]
+    assert game.seat == 2 and not game.prompt["tap"]
     assert game.action_values("received") == [False]
     game.refused({"type": "assassin", "received": True}, "every Assassin is in sight")
 
@@ -1350,13 +1357,13 @@ def test_the_deck_count_follows_the_physical_deck_through_a_scripted_round() -> 
     game.do("draw")
     game.play("informant-3", "assist")
     game.do("trade", seats=[1, 2])
-    assert game.prompt["seat"] == 1  # Cy (Telepath Role) is not asked
+    assert game.seat == 1  # Cy (Telepath Role) is not asked
     game.do("assassin", received=True)
     assert "player-eliminated" in game.tap("assassin-1")
     check()
     # Cy (Bob is out) draws the Spy, uses Agent 1 on Ann: Cy draws Handler 3, Ann discards Secret
     # Police 2 and takes Handler 3 from Cy.
-    assert game.prompt["seat"] == 2
+    assert game.seat == 2
     deck.pop(0)
     game.do("draw")
     game.play("agent-1", "assist")
@@ -1387,7 +1394,7 @@ def test_the_deck_count_follows_the_physical_deck_through_a_scripted_round() -> 
     game.do("assassin", received=False)  # Ann is asked; Cy's Telepath Role keeps him safe
     check()
     # The deck is empty at the end of the turn: showdown, from Ann's left (Cy, then Ann).
-    assert game.prompt["step"] == "showdown" and game.prompt["seat"] == 2
+    assert game.prompt["step"] == "showdown" and game.seat == 2
     game.tap("handler-3")
     game.tap("spy-1")
     result = game.view["showdown"]
@@ -1861,7 +1868,7 @@ def test_the_seers_look_is_not_a_draw() -> None:
     assert game.prompt["step"] == "face-down" and "claim-family" not in game.action_values("type")
     game.refused({"type": "claim-family"}, "right after a draw")
     game.tap("assassin-1")  # the Assassin looked at goes face down: nobody is asked about it
-    assert game.prompt["step"] == "draw" and game.prompt["seat"] == 1
+    assert game.prompt["step"] == "draw" and game.seat == 1
 
 
 @pytest.mark.rule("PEA-40")
@@ -1881,7 +1888,7 @@ def test_a_draw_never_asks_about_the_assassin() -> None:
     game.do("done")
     steps.append(game.prompt["step"])
     assert steps == ["draw", "act", "informant-draw", "seer-draw", "draw"]
-    assert game.prompt["seat"] == 2
+    assert game.seat == 2
 
 
 @pytest.mark.rule("PEA-44")
@@ -1903,7 +1910,7 @@ def test_the_secret_police_on_the_last_card_brings_the_spy_back_to_draw() -> Non
     game.do("spy-found", found=True)
     cues = game.tap("spy-1", seat=1)
     assert {"player-eliminated", "shuffle-in", "extra-turn"} <= set(cues)
-    assert game.deck == 1 and game.prompt["step"] == "draw" and game.prompt["seat"] == 0
+    assert game.deck == 1 and game.prompt["step"] == "draw" and game.seat == 0
     game.do("draw")  # the one card in the deck: the Spy
     assert game.deck == 0 and game.hand_counts() == [2, 0, 1]
     game.play("agent-1", "assist")  # Ann keeps the Spy; the Agent finds no card to draw

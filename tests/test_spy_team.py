@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from companion.catalog import DataError, GameData, load_catalog, parse_game
 from companion.cues import Cue
-from companion.games.base import GameError
+from companion.games.base import GameError, Outcome
 from companion.games.spy_team import SpyTeam, SpyTeamState, strongest
 
 NAMES = ["Ann", "Bob", "Cid", "Dee"]  # C.A.T. = Ann + Cid (0, 2); B.I.R.D. = Bob + Dee (1, 3)
@@ -331,7 +331,7 @@ def test_a_mission_may_change_until_the_first_card(engine: SpyTeam) -> None:
     assert state.teams[CAT].mission is not None
     assert state.teams[CAT].mission.targets == {2: 2, 0: 4}
     state, _ = play(engine, state, "r1")
-    assert engine.public_view(state)["prompt"]["actions"] == []
+    assert engine.legal_actions(state) == ()
     refused(engine, state, mission(0, "3/3", 3), "C.A.T. can no longer change its mission")
     refused(engine, state, mission(1, "1/5", 1), "B.I.R.D. can no longer change its mission")
 
@@ -452,7 +452,8 @@ def test_the_game_ends_when_a_team_removes_its_third_tile(engine: SpyTeam) -> No
     won = cues[-1]
     assert won.data["winners"] == [1, 3] and won.text == "B.I.R.D. (Bob and Dee) win the game"
     view = engine.public_view(state)
-    assert view["status"] == "game-over" and view["winners"] == [1, 3]
+    assert engine.is_over(state) and engine.winners(state) == (1, 3) and view["winners"] == [1, 3]
+    assert engine.outcome(state) == Outcome((1, 3), "B.I.R.D. (Bob and Dee) win the game")
     assert view["round"] == 3 and len(view["rounds"]) == 3
     assert [p["score"] for p in view["players"]] == [0, 3, 0, 3]
     assert view["teams"][BIRD]["tiles_left"] == []
@@ -632,11 +633,11 @@ def test_random_legal_games(engine: SpyTeam, data: st.DataObject) -> None:
             team = state.teams[engine.team_of(state, player["seat"])]
             assert player["score"] == len(team.tiles_removed)
         assert sum(len(team.tiles_removed) for team in state.teams) == round_number
-        if state.status == "game-over":
+        if engine.is_over(state):
             break
         assert view["start_seat"] == view["leader"] == (first + round_number) % 4  # passed left
         assert view["played"] == [] and view["tricks_won"] == [0, 0, 0, 0]
-    assert state.status == "game-over"
+    assert engine.is_over(state)
     champion = next(i for i, team in enumerate(state.teams) if not team.tiles_left)
     assert state.winners == sorted(state.teams[champion].seats)
     assert 3 <= len(state.rounds) <= 5

@@ -206,3 +206,18 @@ def test_the_table_alone_says_your_turn_whenever_the_prompt_turns_to_another_sea
         (2, "Cid's turn: spy (the owner taps the card) or pass"),
     ]
     assert table.current_seat() == 2 and [a.type for a in table.legal_actions() if a.primary] == ["pass"]
+
+
+def test_a_new_turn_of_the_same_seat_is_your_turn_again(tmp_path: Path) -> None:
+    """Mission for Peanuts: the Telepath's ASSIST gives Ann another turn; the prompt stays on Ann, and
+    the table still says it is her turn (a new one)."""
+    table, heard = new_table(tmp_path / "j.db")
+    table.start("peanuts", ["Ann", "Bob", "Cid"], {"start": 0})
+    for card in ("peanuts/informant-1", "peanuts/seer-1", "peanuts/handler-1"):
+        table.tap(card=card)
+    table.act({"type": "draw"})
+    table.tap(card="peanuts/telepath-1")
+    heard.clear()
+    table.act({"type": "assist"})
+    turns = [(p["seat"], p["text"]) for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
+    assert table.current_seat() == 0 and turns == [(0, "Ann: draw a card (extra turn).")]

@@ -213,6 +213,11 @@ class Engine(ABC, Generic[S]):
         """The seat the game waits on (its "your turn"), None when it waits on anyone or is over."""
         return self.prompt(state).seat
 
+    def turn_number(self, state: S) -> int:
+        """How many turns have begun. A new turn is "your turn" even for the seat that just played
+        (an extra turn); a game without extra turns may leave this at 0."""
+        return 0
+
     def is_over(self, state: S) -> bool:
         return self.status(state) is Status.GAME_OVER
 

@@ -220,7 +220,6 @@ class Peanuts(Engine[PeanutsState]):
     def _apply(self, state: PeanutsState, event: Event) -> list[Cue]:
         if state.status is Status.GAME_OVER:
             raise GameError("The game is over.")
-        before = self._asking(state)
         cues: list[Cue] = []
         if state.claim is not None:
             self._on_claim(state, event, cues)
@@ -231,13 +230,10 @@ class Peanuts(Engine[PeanutsState]):
             STEPS[step.kind](self, state, step, event, cues)
         if state.status is Status.PLAYING and not state.steps:
             self._end_turn(state, cues)
-        after = self._asking(state)
-        if after[0] is not None and after != before:
-            cues.append(Cue("your-turn", after[0], self.prompt(state).text))
         return cues
 
-    def _asking(self, state: PeanutsState) -> tuple[int | None, int]:
-        return self.prompt(state).seat, state.turns
+    def turn_number(self, state: PeanutsState) -> int:
+        return state.turns
 
     def _refuse(self, state: PeanutsState) -> GameError:
         return GameError(f"Not now. {self.prompt(state).text}")
