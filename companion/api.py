@@ -97,11 +97,6 @@ def healthz() -> Any:
     return jsonify(status), 200 if status["ok"] else 503
 
 
-@api.get("/api/games")
-def games() -> Any:
-    return jsonify({"games": [data.to_json() for data in services().catalog.values()]})
-
-
 @api.get("/api/state")
 def state() -> Any:
     return jsonify(services().table.view())

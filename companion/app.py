@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from flask import Flask, jsonify, request, send_from_directory
@@ -14,6 +14,8 @@ from companion.cards import CardDesk
 from companion.cards_api import cards_api
 from companion.catalog import GameData
 from companion.events import Broker
+from companion.packs import Pack
+from companion.presentation import presentation
 from companion.resources import web_dir
 from companion.services import EXTENSION, Services
 from companion.table import Table
@@ -29,18 +31,22 @@ def create_app(
     health: Callable[[], dict[str, Any]] | None = None,
     hosts: Iterable[str] = (),
     cards: CardDesk | None = None,
+    packs: Mapping[str, Pack] | None = None,
 ) -> Flask:
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered. Without `cards` the
-    card registry's calls answer 503."""
+    card registry's calls answer 503. `packs` are the games of COMPANION_GAME_PACKS (companion.packs)."""
     web = web_dir()
     app = Flask(__name__, static_folder=str(web), static_url_path="/static")
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
-    app.extensions[EXTENSION] = Services(table, broker, catalog, token, health or (lambda: {}), cards)
+    app.extensions[EXTENSION] = Services(
+        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {})
+    )
     app.register_blueprint(api)
     app.register_blueprint(cards_api)
+    app.register_blueprint(presentation)
     allowed = allowed_hosts(hosts)
 
     @app.before_request

@@ -13,14 +13,13 @@ from gpiozero.exc import GPIOZeroError
 from companion.app import create_app
 from companion.buttons import TableButtons
 from companion.cards import CardDesk
-from companion.catalog import load_catalog
 from companion.config import Config, ConfigError
 from companion.cues import Cue
 from companion.events import Broker
 from companion.feedback import Feedback
-from companion.games import build_engines
 from companion.games.base import GameError
 from companion.journal import Journal, JournalError
+from companion.packs import playable_games
 from companion.pins import PinLayout, choose_pin_factory
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
@@ -38,7 +37,7 @@ class Daemon:
     def __init__(self, config: Config) -> None:
         self.config = config
         layout = PinLayout.of(config)  # checked first: no button or LED on the reader's UART
-        engines = build_engines(load_catalog())
+        engines, packs = playable_games()  # the shipped games and those of COMPANION_GAME_PACKS
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = open_journal(config.db)
         self.registry = Registry.for_daemon(registry_path(config))  # UID -> card, for tags without an id
@@ -70,6 +69,7 @@ class Daemon:
             health=self.health,
             hosts=config.hosts,
             cards=self.cards,
+            packs=packs,
         )
         self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
 

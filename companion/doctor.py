@@ -263,12 +263,11 @@ def _without_entries(db: Path, tables: list[str]) -> Check:
 
 def _fold(journal: Journal) -> tuple[str, int]:
     """Fold the journal as the daemon will at start: a short summary and the last entry's number."""
-    from companion.catalog import load_catalog
-    from companion.games import build_engines
+    from companion.packs import playable_games
     from companion.table import Table
 
     entries = list(journal.entries())
-    table = Table(journal, build_engines(load_catalog()))
+    table = Table(journal, playable_games()[0])
     view = table.view()
     game = f"{view['game']} round {view['round']}, {view['status']}" if view.get("game") else "no game"
     last = entries[-1].seq if entries else 0

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # types only: importing them at run time is not needed
     from companion.cards import CardDesk
     from companion.catalog import GameData
     from companion.events import Broker
+    from companion.packs import Pack
     from companion.table import Table
 
 EXTENSION = "companion"  # the key of `Services` in `app.extensions`
@@ -21,7 +22,8 @@ EXTENSION = "companion"  # the key of `Services` in `app.extensions`
 @dataclass
 class Services:
     """The running table and its parts, kept on `app.extensions["companion"]`. `cards` is the card
-    registry and enrollment desk (None: this companion has none); `health` adds to /healthz."""
+    registry and enrollment desk (None: this companion has none); `health` adds to /healthz; `packs` the
+    games loaded from pack folders (companion.packs)."""
 
     table: Table
     broker: Broker
@@ -29,6 +31,7 @@ class Services:
     token: str | None
     health: Callable[[], dict[str, Any]] = field(default=lambda: {})
     cards: CardDesk | None = None
+    packs: dict[str, Pack] = field(default_factory=dict)  # games of COMPANION_GAME_PACKS, by name
 
 
 def services() -> Services:

@@ -45,10 +45,13 @@ def run_arguments(port: int, db: Path) -> list[str]:
 
 
 @contextmanager
-def running_companion(db: Path, *args: str, cwd: Path | None = None) -> Iterator[Server]:
-    """Start `companion run` on a free port and wait until /healthz answers."""
+def running_companion(
+    db: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """Start `companion run` on a free port (with `env` added to the environment) and wait until
+    /healthz answers."""
     port = free_port()
-    env = {**os.environ, "COMPANION_TOKEN": TOKEN}
+    env = {**os.environ, "COMPANION_TOKEN": TOKEN, **(env or {})}
     command = [sys.executable, "-m", "companion.cli", *run_arguments(port, db), *args]
     process = subprocess.Popen(
         command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

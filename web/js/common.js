@@ -1,4 +1,5 @@
-// Shared by the scoreboard and the control page: DOM helper, the event stream, the API, game renderers.
+// Shared by the scoreboard and the control page: DOM helper, the event stream, the API, the games and
+// cues as the server describes them, game renderers loaded by name.
 "use strict";
 
 const Companion = (() => {
@@ -70,40 +71,57 @@ const Companion = (() => {
     return data;
   }
 
-  const BANNER_CUES = new Set(["trick-won", "camouflage", "mission-accomplished", "mission-sabotaged",
-    "round-won", "game-won", "bomb-lit", "boom", "spied", "card-revealed", "already-exposed",
-    "player-eliminated", "error", "unknown-card", "family-found", "showdown", "extra-turn", "shuffle-in",
-    "undo", "reader-lost", "reader-back", "game-started"]);
+  // The games and the cue catalogue come from the server (GET /api/games): this file names none of them.
+  let catalog = {games: {}, cues: {}};
+  let loading = null;
+  function loadCatalog() {
+    if (!loading) {
+      loading = fetch("/api/games").then((r) => r.json()).then((data) => {
+        catalog = {games: Object.fromEntries(data.games.map((g) => [g.game, g])),
+          cues: Object.fromEntries(data.cues.map((c) => [c.cue, c]))};
+        return data;
+      }).catch((err) => { loading = null; throw err; });
+    }
+    return loading;
+  }
+  const NO_CUE = {banner: false, kicker: "", rank: 2, minor: false, hold: [2500, 1300], role: "", sound: []};
+  const cueStyle = (name) => catalog.cues[name] || NO_CUE;
+  const gameInfo = (name) => catalog.games[name] || null;
+  const titleOf = (name) => (gameInfo(name) ? gameInfo(name).short_title : "Table Companion");
 
-  // The word over the banner's sentence, per cue (shown by CSS from data-kicker; the text stays the cue's).
-  const KICKERS = {
-    "trick-won": "Trick", "camouflage": "Camouflage", "mission-accomplished": "✓ Mission accomplished",
-    "mission-sabotaged": "✗ Sabotage", "round-won": "Round over", "game-won": "★ Game won ★",
-    "error": "Refused", "unknown-card": "Unknown card", "undo": "Undo", "reader-lost": "Reader",
-  };
-  // How long a banner stays: [alone, when another waits behind it] in milliseconds.
-  const HOLD = {
-    "game-won": [7000, 7000], "mission-accomplished": [4500, 3000], "mission-sabotaged": [4500, 3000],
-    "boom": [4500, 2500], "round-won": [4000, 2200], "camouflage": [2600, 1800], "trick-won": [2600, 1500],
-  };
-  const DEFAULT_HOLD = [2500, 1300];
+  // A game's renderer (web/js/games/<game>.js and its CSS) is loaded the first time the game is seen.
+  const requested = {};
+  function loadRenderer(name) {
+    const info = gameInfo(name);
+    if (!info || !info.renderer.js) return Promise.resolve(renderer(name));
+    if (!requested[name]) {
+      if (info.renderer.css) document.head.append(h("link", {rel: "stylesheet", href: info.renderer.css}));
+      requested[name] = new Promise((resolve) => {
+        const script = h("script", {src: info.renderer.js});
+        script.onload = script.onerror = () => resolve(renderer(name));
+        document.head.append(script);
+      });
+    }
+    return requested[name];
+  }
+  // Whether `name`'s renderer is ready; if not, `then()` runs once it is.
+  function rendererReady(name, then) {
+    const info = gameInfo(name);
+    if (!name || !info || !info.renderer.js || games[name]) return true;
+    loadRenderer(name).then(then);
+    return false;
+  }
+
   // The board shows every change at once, so the banners may not trail it: a cue's banner appears at
   // most MAX_LAG after the cue (less important ones waiting behind are dropped to keep to that), and
   // each stays at least MIN_SHOW (less for a minor one the board has already overtaken).
   const MAX_LAG = 2000;
   const MIN_SHOW = 900;
   const MIN_SHOW_STALE_MINOR = 500;
-  // Cues that may be dropped (the board shows their outcome anyway): from a long queue, and as soon
-  // as a newer state is on the board.
-  const MINOR = new Set(["trick-won", "card-revealed", "spied", "extra-turn", "shuffle-in", "game-started",
-    "reader-back", "bomb-lit", "already-exposed", "camouflage"]);
-  // What to keep when not everything can be shown in time: the higher, the more it matters.
-  const RANK = {
-    "game-won": 9, "error": 8, "unknown-card": 8, "reader-lost": 8, "undo": 7,
-    "mission-accomplished": 6, "mission-sabotaged": 6, "family-found": 6, "boom": 6,
-    "round-won": 5, "player-eliminated": 5, "showdown": 5, "bomb-lit": 3,
-  };
-  const rank = (item) => RANK[item.cue.cue] || (MINOR.has(item.cue.cue) ? 1 : 2);
+  // Minor cues may be dropped (the board shows their outcome anyway): from a long queue, and as soon
+  // as a newer state is on the board. The rank says what to keep when not everything can be shown.
+  const isMinor = (item) => cueStyle(item.cue.cue).minor;
+  const rank = (item) => cueStyle(item.cue.cue).rank;
   const queue = [];
   let current = null;
   let timer = null;
@@ -116,12 +134,12 @@ const Companion = (() => {
 
   // When the banner on screen gives way to the next.
   function endOf(item) {
-    const [alone, hurried] = HOLD[item.cue.cue] || DEFAULT_HOLD;
+    const [alone, hurried] = cueStyle(item.cue.cue).hold;
     let end = item.shownAt + (queue.length ? hurried : alone);
     // Early enough for every waiting banner to appear in time, each after MIN_SHOW of the one before.
     queue.forEach((next, i) => { end = Math.min(end, next.queuedAt + MAX_LAG - i * MIN_SHOW); });
     if (item.staleAt) end = Math.min(end, item.staleAt);
-    const least = item.staleAt && MINOR.has(item.cue.cue) ? MIN_SHOW_STALE_MINOR : MIN_SHOW;
+    const least = item.staleAt && isMinor(item) ? MIN_SHOW_STALE_MINOR : MIN_SHOW;
     return Math.max(end, item.shownAt + least);
   }
 
@@ -153,7 +171,7 @@ const Companion = (() => {
     const {cue} = current;
     node.className = `banner cue-${cue.cue}`;
     node.dataset.cue = cue.cue;
-    node.dataset.kicker = KICKERS[cue.cue] || "";
+    node.dataset.kicker = cueStyle(cue.cue).kicker;
     node.textContent = cue.text;
     void node.offsetWidth; // restart the animation
     node.classList.add("show");
@@ -175,14 +193,16 @@ const Companion = (() => {
   // up never runs it). An undo or a new game clears what was still waiting. Returns whether the cue is
   // one for a banner.
   function banner(cue, onShow) {
-    if (!BANNER_CUES.has(cue.cue) || !cue.text) return false;
-    if (cue.cue === "undo" || cue.cue === "game-started") queue.length = 0;
+    const style = cueStyle(cue.cue);
+    if (!style.banner || !cue.text) return false;
+    const reset = style.role === "reset";
+    if (reset) queue.length = 0;
     queue.push({cue, onShow, queuedAt: Date.now()});
     while (queue.length > 4) {
-      const minor = queue.findIndex((item) => MINOR.has(item.cue.cue));
+      const minor = queue.findIndex(isMinor);
       queue.splice(minor >= 0 ? minor : 0, 1);
     }
-    if (!current || cue.cue === "undo" || cue.cue === "game-started") { nextBanner(); return true; }
+    if (!current || reset) { nextBanner(); return true; }
     prune();
     scheduleBanner();
     return true;
@@ -193,10 +213,12 @@ const Companion = (() => {
   // the one on screen are cut short.
   function boardMoved() {
     const now = Date.now();
-    for (let i = queue.length - 1; i >= 0; i--) if (MINOR.has(queue[i].cue.cue)) queue.splice(i, 1);
+    for (let i = queue.length - 1; i >= 0; i--) if (isMinor(queue[i])) queue.splice(i, 1);
     for (const item of queue) item.staleAt = item.staleAt || now;
     if (current) { current.staleAt = current.staleAt || now; prune(); scheduleBanner(); }
   }
 
-  return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved};
+  return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved,
+    loadCatalog, gameInfo, titleOf, cueStyle, loadRenderer, rendererReady,
+    get games() { return Object.values(catalog.games); }};
 })();

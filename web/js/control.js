@@ -2,9 +2,8 @@
 "use strict";
 
 (() => {
-  const {h, api, renderer, connect, token, setToken} = Companion;
+  const {h, api, renderer, connect, token, setToken, gameInfo, cueStyle, rendererReady} = Companion;
   const $ = (id) => document.getElementById(id);
-  let catalog = {};
   let view = null;
 
   // A link like /control#token=abc (printed by the daemon) saves the token and drops it from the URL.
@@ -79,23 +78,32 @@
     });
   }
 
-  // New game
+  // New game: the fields are the game's options as the server declares them (seeds/<game>.toml).
+  function typedNames() { return $("players").value.split(",").map((s) => s.trim()).filter(Boolean); }
+  function optionDefault(opt, count) {
+    if (opt.default === null || typeof opt.default !== "object") return opt.default;
+    return opt.default[String(count)];  // a default by player count
+  }
   function showOptions() {
-    const game = $("game").value;
-    const spec = (renderer(game).startOptions) || [{name: "start", label: "Start player", type: "seat"}];
-    const names = $("players").value.split(",").map((s) => s.trim()).filter(Boolean);
-    $("options").replaceChildren(...spec.map((opt) => {
+    const info = gameInfo($("game").value);
+    if (!info) return;
+    const names = typedNames();
+    const count = names.length || info.min_players;
+    const seats = names.length ? names : Array.from({length: count}, (_, i) => `Player ${i + 1}`);
+    $("options").replaceChildren(...info.options.map((opt) => {
+      const value = optionDefault(opt, count);
       if (opt.type === "seat") {
         return h("label", {}, `${opt.label} `, h("select", {"data-option": opt.name, "data-type": "int"},
-          (names.length ? names : ["seat 0"]).map((n, i) => h("option", {value: i}, n))));
+          seats.map((n, i) => h("option", {value: i, selected: i === value}, n))));
       }
       return h("label", {}, `${opt.label} `, h("input", {"data-option": opt.name, "data-type": opt.type,
-        type: opt.type === "int" ? "number" : "text", placeholder: opt.placeholder || "", size: 6}));
+        type: opt.type === "int" ? "number" : "text", value: value === undefined || value === null ? "" : value,
+        size: 6}));
     }));
   }
 
   function startGame() {
-    const players = $("players").value.split(",").map((s) => s.trim()).filter(Boolean);
+    const players = typedNames();
     const options = {};
     for (const input of $("options").querySelectorAll("[data-option]")) {
       if (input.value === "") continue;
@@ -188,9 +196,9 @@
       matKey = null;
       return;
     }
-    if (!view.game || !catalog[view.game]) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matKey = null; return; }
+    if (!view.game || !gameInfo(view.game)) { $("mat").replaceChildren(h("p", {}, "Start a game first.")); matKey = null; return; }
     const game = renderer(view.game);
-    const cards = game.matCards ? game.matCards(view, catalog[view.game]) : catalog[view.game].cards;
+    const cards = game.matCards ? game.matCards(view, gameInfo(view.game)) : gameInfo(view.game).cards;
     const wanted = `${view.game}:${cards.map((c) => c.id).join(",")}`;
     if (matKey !== wanted) {
       matKey = wanted;
@@ -203,7 +211,7 @@
       // The message names no card: on a hidden-information game the host's screen may be in view.
       $("mat").replaceChildren(...[...groups].map(([key, cards]) => h("div", {class: "mat-group"},
         h("h3", {}, key.replace(/-/g, " ")),
-        h("div", {class: view.game === "spy-team" ? "mat" : "mat words"}, matLabels(key, cards).map(([c, label]) =>
+        h("div", {class: game.matNumbers ? "mat" : "mat words"}, matLabels(key, cards).map(([c, label]) =>
           h("button", {type: "button", class: c.colour || "", title: c.id, "aria-label": c.name,
             dataset: {card: c.id}, onclick: () => send("POST", "/api/taps", {card: c.id}, "Tap sent.")}, label))))));
     }
@@ -227,6 +235,8 @@
 
   function show(next) {
     view = next;
+    // The game's renderer loads the first time the game is seen; the page waits for it.
+    if (!rendererReady(view.game, () => { if (view === next) show(next); })) return;
     document.body.dataset.game = view.game || "";
     document.body.dataset.status = view.status || "";
     showPrompt();
@@ -241,7 +251,7 @@
   let soundTimer = null;
   let nextSound = null;
   function cue(c) {
-    if (c.cue === "error" || c.cue === "unknown-card") say(c.text, false);
+    if (cueStyle(c.cue).role === "refusal") say(c.text, false);
     if (!Sounds.has(c.cue)) return;
     nextSound = c.cue;
     if (!soundTimer) {
@@ -252,8 +262,7 @@
   guarded($("undo"), "Tap again to undo", () => send("POST", "/api/undo", undefined, "Took back the last input."));
   document.addEventListener("click", () => Sounds.enable(), {once: true});
 
-  fetch("/api/games").then((r) => r.json()).then((data) => {
-    for (const g of data.games) catalog[g.game] = g;
+  Companion.loadCatalog().then((data) => {
     $("game").replaceChildren(...data.games.map((g) => h("option", {value: g.game}, `${g.title} (${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players)`)));
     showOptions();
     // Every state and cue also goes to the page's other parts (enroll.js) as a DOM event: one stream.

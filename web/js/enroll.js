@@ -266,9 +266,9 @@
     if (input) { input.focus(); input.setSelectionRange(...typing); }
   }
 
-  // Unknown tags arrive as "unknown-card" cues; enrollment results as cues carrying data.enroll.
+  // Unknown tags arrive as refusals carrying the tag's UID; enrollment results as cues carrying data.enroll.
   function onCue(cue) {
-    if (cue.cue === "unknown-card" && cue.data && cue.data.uid) {
+    if (Companion.cueStyle(cue.cue).role === "refusal" && cue.data && cue.data.uid) {
       if (!state.unknown.has(cue.data.uid)) state.unknown.set(cue.data.uid, {game: null, card: null});
       render();
     } else if (cue.data && cue.data.enroll) {

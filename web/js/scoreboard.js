@@ -2,17 +2,18 @@
 "use strict";
 
 (() => {
-  const {h, renderer, connect, banner, boardMoved} = Companion;
-  const TITLES = {"spy-team": "Spy Team", "spy": "SPY", "peanuts": "Mission for Peanuts"};
+  const {h, renderer, connect, banner, boardMoved, titleOf, cueStyle, rendererReady} = Companion;
   const board = document.getElementById("board");
   let view = null;
 
   function show(next) {
     view = next;
+    // The game's renderer loads the first time the game is seen; the board waits for it.
+    if (!rendererReady(view.game, () => { if (view === next) show(next); })) return;
     boardMoved();
     document.body.dataset.game = view.game || "idle";
     document.body.dataset.status = view.status;
-    document.getElementById("title").textContent = TITLES[view.game] || "Table Companion";
+    document.getElementById("title").textContent = titleOf(view.game);
     document.getElementById("round").textContent =
       view.status === "game-over" ? "Game over"
         : view.round && renderer(view.game).showRound !== false ? `Round ${view.round}` : "";
@@ -63,8 +64,9 @@
   function cue(c) {
     const hasBanner = banner(c, (shown, late) => { if (late < LATE_SOUND) Sounds.play(shown.cue, {cut: true}); });
     if (!hasBanner) Sounds.play(c.cue);
-    if (c.cue === "reader-lost") setHealth("Reader lost", false);
-    if (c.cue === "reader-back") setHealth("Live", true);
+    const {role} = cueStyle(c.cue);
+    if (role === "reader-down") setHealth("Reader lost", false);
+    if (role === "reader-up") setHealth("Live", true);
     document.body.dataset.lastCue = c.cue;
   }
 
@@ -83,5 +85,10 @@
   fetch("/healthz").then((r) => r.json()).then((s) => {
     if (s.reader === "lost") setHealth("Reader lost", false);
   }).catch(() => {});
-  connect(show, cue, (open) => setHealth(open ? "Live" : "Reconnecting…", open));
+  // The games and cues first (the board needs them), then the live stream; retried until the table answers.
+  function start() {
+    Companion.loadCatalog().then(() => connect(show, cue, (open) => setHealth(open ? "Live" : "Reconnecting…", open)),
+      () => { setHealth("Reconnecting…", false); setTimeout(start, 2000); });
+  }
+  start();
 })();

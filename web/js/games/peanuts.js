@@ -251,9 +251,5 @@
           headline(view),
           h("div", {class: "players"}, view.players.map((p) => panel(view, p, pending)))));
     },
-    startOptions: [
-      {name: "start", label: "Who last ate a snack", type: "seat"},
-      {name: "target", label: "Points to win", type: "int"},
-    ],
   });
 })();

@@ -224,7 +224,7 @@
           h("aside", {class: "teams"}, view.teams.map((t, i) => team(view, t, i)), history(view))));
       shown = fresh;
     },
-    startOptions: [{name: "start", label: "Start player", type: "seat"}],
+    matNumbers: true, // the virtual mat shows the cards as numbers under their colour
     // The control page groups the prompt's actions: one group per team with its current choice.
     groupActions(view, actions) {
       if (!view.teams || !actions.some((a) => a.type === "mission")) return null;

@@ -141,6 +141,5 @@
           headline(view),
           h("div", {class: "players"}, view.players.map((p) => panel(view, p)))));
     },
-    startOptions: [{name: "start", label: "Youngest player starts", type: "seat"}],
   });
 })();
