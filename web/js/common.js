@@ -80,9 +80,9 @@ const Companion = (() => {
         catalog = {games: Object.fromEntries(data.games.map((g) => [g.game, g])),
           cues: Object.fromEntries(data.cues.map((c) => [c.cue, c]))};
         return data;
-      }).catch((err) => { loading = null; throw err; });
+      }).catch(() => new Promise((again) => setTimeout(again, 2000)).then(() => { loading = null; return loadCatalog(); }));
     }
-    return loading;
+    return loading;  // retried until the table answers
   }
   const NO_CUE = {banner: false, kicker: "", rank: 2, minor: false, hold: [2500, 1300], role: "", sound: []};
   const cueStyle = (name) => catalog.cues[name] || NO_CUE;

@@ -90,13 +90,21 @@
     const names = typedNames();
     const count = names.length || info.min_players;
     const seats = names.length ? names : Array.from({length: count}, (_, i) => `Player ${i + 1}`);
+    // What the host chose stays while the names are typed; the rest follows the player count.
+    const chosen = {};
+    for (const input of $("options").querySelectorAll("[data-option][data-edited]")) {
+      if (input.dataset.game === info.game) chosen[input.dataset.option] = input.value;
+    }
     $("options").replaceChildren(...info.options.map((opt) => {
-      const value = optionDefault(opt, count);
+      const edited = opt.name in chosen;
+      const value = edited ? chosen[opt.name] : optionDefault(opt, count);
+      const common = {"data-option": opt.name, "data-game": info.game, "data-edited": edited || null,
+        onchange: (e) => { e.target.dataset.edited = ""; }, oninput: (e) => { e.target.dataset.edited = ""; }};
       if (opt.type === "seat") {
-        return h("label", {}, `${opt.label} `, h("select", {"data-option": opt.name, "data-type": "int"},
-          seats.map((n, i) => h("option", {value: i, selected: i === value}, n))));
+        return h("label", {}, `${opt.label} `, h("select", {...common, "data-type": "int"},
+          seats.map((n, i) => h("option", {value: i, selected: String(i) === String(value)}, n))));
       }
-      return h("label", {}, `${opt.label} `, h("input", {"data-option": opt.name, "data-type": opt.type,
+      return h("label", {}, `${opt.label} `, h("input", {...common, "data-type": opt.type,
         type: opt.type === "int" ? "number" : "text", value: value === undefined || value === null ? "" : value,
         size: 6}));
     }));
@@ -262,11 +270,13 @@
   guarded($("undo"), "Tap again to undo", () => send("POST", "/api/undo", undefined, "Took back the last input."));
   document.addEventListener("click", () => Sounds.enable(), {once: true});
 
-  Companion.loadCatalog().then((data) => {
+  const ready = Companion.loadCatalog();
+  ready.then((data) => {
     $("game").replaceChildren(...data.games.map((g) => h("option", {value: g.game}, `${g.title} (${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players)`)));
     showOptions();
-    // Every state and cue also goes to the page's other parts (enroll.js) as a DOM event: one stream.
-    connect((v) => { show(v); document.dispatchEvent(new CustomEvent("companion:state", {detail: v})); },
-      (c) => { cue(c); document.dispatchEvent(new CustomEvent("companion:cue", {detail: c})); });
   });
+  // The stream opens at once; what it brings waits (in order) for the games and cues.
+  // Every state and cue also goes to the page's other parts (enroll.js) as a DOM event: one stream.
+  connect((v) => ready.then(() => { show(v); document.dispatchEvent(new CustomEvent("companion:state", {detail: v})); }),
+    (c) => ready.then(() => { cue(c); document.dispatchEvent(new CustomEvent("companion:cue", {detail: c})); }));
 })();

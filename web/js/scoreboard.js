@@ -85,10 +85,8 @@
   fetch("/healthz").then((r) => r.json()).then((s) => {
     if (s.reader === "lost") setHealth("Reader lost", false);
   }).catch(() => {});
-  // The games and cues first (the board needs them), then the live stream; retried until the table answers.
-  function start() {
-    Companion.loadCatalog().then(() => connect(show, cue, (open) => setHealth(open ? "Live" : "Reconnecting…", open)),
-      () => { setHealth("Reconnecting…", false); setTimeout(start, 2000); });
-  }
-  start();
+  // The stream opens at once; what it brings waits (in order) for the games and cues.
+  const ready = Companion.loadCatalog();
+  connect((v) => ready.then(() => show(v)), (c) => ready.then(() => cue(c)),
+    (open) => setHealth(open ? "Live" : "Reconnecting…", open));
 })();
