@@ -112,7 +112,6 @@ class CueStyle:
 
 
 def _styles() -> dict[str, CueStyle]:
-    square = {"wave": "square", "gain": 0.12}
     return {
         # Table-wide
         "card-accepted": CueStyle(sound=(tone(880, 0, 0.08),)),
@@ -121,7 +120,7 @@ def _styles() -> dict[str, CueStyle]:
             "Refused",
             8,
             role="refusal",
-            sound=(tone(247, 0, 0.15, **square), tone(220, 0.2, 0.3, **square)),
+            sound=(tone(247, 0, 0.15, "square", 0.12), tone(220, 0.2, 0.3, "square", 0.12)),
         ),
         "unknown-card": CueStyle(
             True,
@@ -140,7 +139,11 @@ def _styles() -> dict[str, CueStyle]:
             True, "Undo", 7, role="reset", sound=tuple(run(660, 440, step=0.08, length=0.12, wave="sine"))
         ),
         "reader-lost": CueStyle(
-            True, "Reader", 8, role="reader-down", sound=tuple(run(440, 220, step=0.2, length=0.3, **square))
+            True,
+            "Reader",
+            8,
+            role="reader-down",
+            sound=tuple(run(440, 220, step=0.2, length=0.3, wave="square", gain=0.12)),
         ),
         "reader-back": CueStyle(True, minor=True, role="reader-up"),
         "round-won": CueStyle(
