@@ -143,7 +143,7 @@ def _styles() -> dict[str, CueStyle]:
             "Reader",
             8,
             role="reader-down",
-            sound=tuple(run(440, 220, step=0.2, length=0.3, wave="square", gain=0.12)),
+            sound=tuple(run(440, 220, step=0.2, length=0.3, wave="square", gain=0.1)),
         ),
         "reader-back": CueStyle(True, minor=True, role="reader-up"),
         "round-won": CueStyle(
