@@ -7,12 +7,6 @@ A file looks like::
     min_players = 4
     max_players = 4
     short_title = "Spy Team"     # optional: the scoreboard's heading (default: title)
-
-    [[options]]                  # optional: the new-game form's fields, in order
-    name = "start"               # the key in POST /api/games' "options"
-    label = "Start player"       # what the form calls it
-    type = "seat"                # "seat" (a player), "int" or "text"
-    default = 0                  # optional; or default_from = "<a table here keyed by player count>"
     # any other top-level table or value is the game's own (mission tiles, combinations...)
 
     [[cards]]
@@ -34,8 +28,7 @@ from typing import Any
 from companion.resources import seeds_dir
 
 CARD_ID = re.compile(r"^[a-z0-9-]+/[a-z0-9-]+$")
-_OWN_KEYS = {"game", "title", "short_title", "min_players", "max_players", "cards", "options"}
-OPTION_TYPES = ("seat", "int", "text")
+_OWN_KEYS = {"game", "title", "short_title", "min_players", "max_players", "cards"}
 
 
 class DataError(Exception):
@@ -59,20 +52,6 @@ class Card:
 
 
 @dataclass(frozen=True)
-class Option:
-    """One field of the new-game form. `default` is a value, or a table of values by player count
-    (`default_from` in the file names that table)."""
-
-    name: str
-    label: str
-    type: str
-    default: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "type": self.type, "default": self.default}
-
-
-@dataclass(frozen=True)
 class GameData:
     game: str
     title: str
@@ -81,7 +60,6 @@ class GameData:
     cards: dict[str, Card]
     extra: dict[str, Any]
     short_title: str = ""
-    options: tuple[Option, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +68,6 @@ class GameData:
             "short_title": self.short_title or self.title,
             "min_players": self.min_players,
             "max_players": self.max_players,
-            "options": [option.to_json() for option in self.options],
             "cards": [card.to_json() for card in self.cards.values()],
             **self.extra,
         }
@@ -123,6 +100,16 @@ def parse_game(raw: dict[str, Any], where: str) -> GameData:
     entries = raw.get("cards")
     if not isinstance(entries, list) or not entries:
         raise fail("there must be at least one [[cards]] entry")
+    cards = parse_cards(entries, game, fail)
+    extra = {key: value for key, value in raw.items() if key not in _OWN_KEYS}
+    short_title = raw.get("short_title", title)
+    if not isinstance(short_title, str) or not short_title:
+        raise fail("'short_title' must be a non-empty string")
+    return GameData(game, title, low, high, cards, extra, short_title)
+
+
+def parse_cards(entries: list[Any], game: str, fail: Callable[[str], DataError]) -> dict[str, Card]:
+    """The [[cards]] entries of `game`, by card id."""
     cards: dict[str, Card] = {}
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
@@ -138,28 +125,7 @@ def parse_game(raw: dict[str, Any], where: str) -> GameData:
             raise fail(f"card {card_id} has no name")
         attrs = {key: value for key, value in entry.items() if key not in ("id", "name")}
         cards[card_id] = Card(card_id, name, attrs)
-    extra = {key: value for key, value in raw.items() if key not in _OWN_KEYS}
-    short_title = raw.get("short_title", title)
-    if not isinstance(short_title, str) or not short_title:
-        raise fail("'short_title' must be a non-empty string")
-    options = tuple(parse_option(entry, raw, fail) for entry in raw.get("options", []))
-    return GameData(game, title, low, high, cards, extra, short_title, options)
-
-
-def parse_option(entry: Any, raw: dict[str, Any], fail: Callable[[str], DataError]) -> Option:
-    """One [[options]] entry; a `default_from` table becomes a default by player count."""
-    if not isinstance(entry, dict) or set(entry) - {"name", "label", "type", "default", "default_from"}:
-        raise fail("each [[options]] entry has only name, label, type and default (or default_from)")
-    name, label, kind = entry.get("name"), entry.get("label"), entry.get("type")
-    if not (isinstance(name, str) and name and isinstance(label, str) and label and kind in OPTION_TYPES):
-        raise fail(f"option {name!r} needs a name, a label and a type ({', '.join(OPTION_TYPES)})")
-    default = entry.get("default")
-    if "default_from" in entry:
-        table = raw.get(entry["default_from"])
-        if not isinstance(table, dict):
-            raise fail(f"option {name!r}: default_from names no table of this file")
-        default = dict(table)
-    return Option(name, label, kind, default)
+    return cards
 
 
 def load_catalog(folder: Path | None = None) -> dict[str, GameData]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from flask import Blueprint, abort, jsonify, send_file
 
-from companion.catalog import GameData
 from companion.cues import CUE_NAMES, CUE_STYLES, CueStyle
+from companion.games.base import Engine
 from companion.packs import Pack
 from companion.patterns import PATTERNS, SILENT, Pattern
 from companion.resources import web_dir
@@ -38,8 +38,22 @@ def renderer(game: str) -> dict[str, str | None]:
     }
 
 
-def game_json(data: GameData) -> dict[str, Any]:
-    return {**data.to_json(), "renderer": renderer(data.game)}
+def options_json(engine: Engine[Any]) -> list[dict[str, Any]]:
+    """The new-game form's fields, as the engine declares them; a default that depends on the
+    player count is given by count ({"3": 3, "4": 2}), one that does not as a value."""
+    by_count = {n: engine.option_defaults(n) for n in engine.players}
+    fields = []
+    for option in engine.options:
+        defaults = {str(n): found.get(option.name) for n, found in by_count.items()}
+        values = set(defaults.values())
+        default = defaults if len(values) > 1 else values.pop() if values else None
+        fields.append({"name": option.name, "label": option.label, "type": option.kind, "default": default})
+    return fields
+
+
+def game_json(engine: Engine[Any]) -> dict[str, Any]:
+    data = engine.data
+    return {**data.to_json(), "options": options_json(engine), "renderer": renderer(data.game)}
 
 
 def pattern_json(pattern: Pattern) -> dict[str, Any]:
@@ -61,9 +75,8 @@ def cue_catalogue() -> list[dict[str, Any]]:
 
 @presentation.get("/api/games")
 def games() -> Any:
-    return jsonify(
-        {"games": [game_json(data) for data in services().catalog.values()], "cues": cue_catalogue()}
-    )
+    games = [game_json(engine) for engine in services().table.engines.values()]
+    return jsonify({"games": games, "cues": cue_catalogue()})
 
 
 @presentation.get("/packs/<game>.<kind>")

@@ -170,6 +170,11 @@ class Engine(ABC, Generic[S]):
         """The player counts the game takes."""
         return range(self.data.min_players, self.data.max_players + 1)
 
+    def option_defaults(self, players: int) -> dict[str, Any]:
+        """The options `setup` takes for a table of `players` when none is given (the new-game form
+        shows them). A game whose default depends on its data or the player count overrides this."""
+        return {option.name: option.default for option in self.options if option.default is not None}
+
     @abstractmethod
     def setup(self, players: list[str], options: dict[str, Any]) -> S:
         """The state of a new game. Raises GameError for a wrong player count or a bad option."""

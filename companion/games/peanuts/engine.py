@@ -78,6 +78,9 @@ class Peanuts(Engine[PeanutsState]):
         self.rules: PeanutsRules = parse_rules(data)
         super().__init__(data)
 
+    def option_defaults(self, players: int) -> dict[str, Any]:
+        return {**super().option_defaults(players), "target": self.rules.targets[players]}
+
     # Queries ---------------------------------------------------------------
 
     def deck_size(self, players: int) -> int:

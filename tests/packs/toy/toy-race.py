@@ -6,7 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.cues import Cue
-from companion.games.base import Engine, Event, GameError, check_players, seat_of
+from companion.games.base import (
+    Action,
+    Engine,
+    Event,
+    GameError,
+    Outcome,
+    Prompt,
+    SetupOption,
+    Status,
+    check_players,
+    seat_of,
+)
 
 
 @dataclass
@@ -21,6 +32,11 @@ class ToyState:
 
 class ToyRace(Engine[ToyState]):
     game = "toy-race"
+    action_keys = {"skip": frozenset()}
+    options = (
+        SetupOption("target", "Points to win", "int", 5),
+        SetupOption("start", "First player", "seat", 0),
+    )
 
     def setup(self, players: list[str], options: dict[str, Any]) -> ToyState:
         names = check_players(players, self.data.min_players, self.data.max_players)
@@ -35,7 +51,7 @@ class ToyRace(Engine[ToyState]):
             raise GameError("The race is over.")
         if event["type"] == "skip":
             state.turn = (state.turn + 1) % len(state.players)
-            return [Cue("your-turn", seat=state.turn)]
+            return []
         if event["type"] != "tap":
             raise GameError(f"Unknown input {event['type']!r}.")
         card = self.card(event)
@@ -51,26 +67,30 @@ class ToyRace(Engine[ToyState]):
                 Cue("game-won", seat=seat, text=f"{state.players[seat]} wins the race"),
             ]
         state.turn = (seat + 1) % len(state.players)
-        return [Cue("card-accepted", seat=seat), Cue("your-turn", seat=state.turn)]
+        return [Cue("card-accepted", seat=seat)]
+
+    def status(self, state: ToyState) -> Status:
+        return Status.GAME_OVER if state.winners else Status.PLAYING
+
+    def outcome(self, state: ToyState) -> Outcome | None:
+        return Outcome(tuple(state.winners), "first to the target") if state.winners else None
+
+    def prompt(self, state: ToyState) -> Prompt:
+        if state.winners:
+            return Prompt("")
+        name = state.players[state.turn]
+        return Prompt(f"{name}: tap a card", state.turn, True, (Action("skip", f"Skip {name}'s turn"),))
 
     def public_view(self, state: ToyState) -> dict[str, Any]:
-        over = bool(state.winners)
-        name = state.players[state.turn]
-        prompt = {
-            "text": "" if over else f"{name}: tap a card",
-            "seat": None if over else state.turn,
-            "tap": not over,
-            "actions": [] if over else [{"type": "skip", "label": f"Skip {name}'s turn"}],
-        }
         return {
             "game": self.game,
-            "status": "game-over" if over else "playing",
+            "status": self.status(state).value,
             "round": 1,
             "players": [
                 {"seat": seat, "name": player, "score": state.scores[seat], "eliminated": False}
                 for seat, player in enumerate(state.players)
             ],
-            "prompt": prompt,
+            "prompt": self.prompt(state).to_json(),
             "rounds": [],
             "winners": list(state.winners),
             "played": list(state.played),
