@@ -285,7 +285,10 @@ class CardDesk:
     @property
     def nfc_readers(self) -> int:
         """The readers a session can take tags from (the virtual mat has no tags)."""
-        return sum(hasattr(reader, "intercept") for reader in self.readers)
+        # An `auto` reader that has found nothing yet stands for the virtual mat.
+        return sum(
+            hasattr(reader, "intercept") and reader.status()["kind"] == "nfc" for reader in self.readers
+        )
 
     def health(self) -> dict[str, Any]:
         """The registry's part of /healthz: "ok", or "damaged: <file>: <cause>", "read-only: ..."."""

@@ -346,7 +346,10 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
     if health is not None:  # the running daemon holds the readers: ask it, do not steal them
         for reader in health.get("readers", []):
             name = f"reader {reader.get('device')}"
-            if reader.get("connected"):
+            if reader.get("searching"):
+                where = ", ".join(reader["searching"])
+                checks.append(ok("reader", f"{name}: none found yet ({where}): the virtual reader stands in"))
+            elif reader.get("connected"):
                 checks.append(ok("reader", f"{name}: connected ({reader.get('kind')})"))
             else:
                 checks.append(
@@ -368,8 +371,19 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
                 "install the modprobe blacklist from hardware/ (the installer does) and reboot",
             )
         )
-    for entry in config.readers:
-        device = str(entry.get("device", "auto"))
+    devices = [str(entry.get("device", "auto")) for entry in config.readers]
+    usb = [device for device in devices if device == "auto" or device.startswith("usb")]
+    missing = libusb_missing() if usb else None
+    if missing:
+        return [
+            *checks,
+            fail(
+                "reader",
+                f"libusb-1.0 is not installed ({missing}): nfcpy cannot see any USB reader",
+                "sudo apt install libusb-1.0-0 (the installer does)",
+            ),
+        ]
+    for device in devices:
         if device == "virtual":
             checks.append(ok("reader", "the virtual reader: taps come from the control page"))
             continue
@@ -396,23 +410,33 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
     return checks
 
 
+def libusb_missing() -> str | None:
+    """Why libusb-1.0 cannot be loaded (nfcpy's USB transport needs it), or None if it can."""
+    try:
+        import usb1
+
+        usb1.getVersion()  # loads the C library
+    except OSError as error:
+        return str(error.strerror or error)
+    return None
+
+
 def probe_nfc(path: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
     """Open and close an nfcpy reader: (its description, None) or (None, why not)."""
     result: list[tuple[str | None, str | None]] = []
 
     def probe() -> None:
         try:
-            import nfc
+            from companion.readers.frontend import close_frontend, open_frontend
 
             # nfcpy sets its own level on import; its "no reader" lines would only repeat ours.
             logging.getLogger("nfc").setLevel(logging.CRITICAL)
-
-            clf = nfc.ContactlessFrontend()
+            # Opened and closed as the daemon does it (an ACR122U left awake, a PN532 at 115200).
+            clf = open_frontend(path)
             try:
-                found = clf.open(path)
-                result.append((str(clf.device), None) if found else (None, None))
+                result.append((str(clf.device), None) if clf is not None else (None, None))
             finally:
-                clf.close()
+                close_frontend(clf)
         except Exception as error:  # nfcpy raises IOError, ValueError and more for a bad path
             result.append((None, str(error) or type(error).__name__))
 

@@ -102,10 +102,11 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 	exit 1
 }
 
-# 1. System packages: venv, and lgpio for the pins (Raspberry Pi OS ships it; plain Debian does not).
+# 1. System packages: venv, lgpio for the pins (Raspberry Pi OS ships it; plain Debian does not),
+# libusb for nfcpy's USB readers (without it no USB reader is ever found).
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
 	missing=()
-	for package in python3-venv python3-lgpio; do
+	for package in python3-venv python3-lgpio libusb-1.0-0; do
 		dpkg -s "$package" >/dev/null 2>&1 && continue
 		if [ "$package" = python3-lgpio ] && ! apt-cache show "$package" >/dev/null 2>&1; then
 			say "python3-lgpio is not packaged here (not Raspberry Pi OS?): the pins may fall back to mock"

@@ -149,7 +149,9 @@ def test_a_port_held_by_a_running_companion_is_fine_and_its_readers_are_asked(
         )
     assert status == 0, lines
     assert only(lines, "port") == f"ok   port: a companion is running on port {server.port} (journal ok)"
-    assert only(lines, "reader") == "ok   reader: reader virtual: connected (virtual)"
+    # `auto` found nothing, so the virtual reader stands in while the daemon keeps looking.
+    assert only(lines, "reader").startswith("ok   reader: reader auto: none found yet (usb")
+    assert only(lines, "reader").endswith(": the virtual reader stands in")
 
 
 def test_no_nfc_reader_is_a_warning_for_auto_and_a_failure_for_a_named_one(
@@ -170,6 +172,26 @@ def test_no_nfc_reader_is_a_warning_for_auto_and_a_failure_for_a_named_one(
     )
     assert status == 1
     assert any(line.startswith("FAIL reader: no NFC reader at usb:054c:06c3") for line in lines["reader"])
+
+
+def test_a_missing_libusb_is_named_not_taken_for_a_missing_reader(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without libusb-1.0 nfcpy finds no USB reader: the fix is a package, not a cable (issue 16, 10)."""
+    import usb1
+
+    def no_libusb() -> None:  # what usb1 raises when it cannot load the C library
+        raise FileNotFoundError(2, "cannot find a suitable libusb-1.0", ["libusb-1.0.so.0"])
+
+    monkeypatch.setattr(usb1, "getVersion", no_libusb)
+    auto = write_config(tmp_path, '[server]\ntoken = "t"\n[reader]\ndevice = "auto"\n')
+    status, lines = run_doctor(
+        capsys, "--config", str(auto), "--db", str(tmp_path / "j.db"), "--port", str(free_port())
+    )
+    assert status == 1
+    reader = only(lines, "reader")
+    assert reader.startswith("FAIL reader: libusb-1.0 is not installed (cannot find a suitable libusb-1.0)")
+    assert "apt install libusb-1.0-0" in reader and "plug in" not in reader
 
 
 def test_a_journal_not_there_yet_is_fine(tmp_path: Path, capsys: Any) -> None:

@@ -42,6 +42,13 @@ class LinkWatch:
             text = f"{reader.label} answers again."
             self._cue(Cue("reader-back", seat=reader.seat, text=text, data={"device": reader.device}))
 
+    def found(self, reader: Any, path: str) -> None:
+        """`auto` found a reader after start-up: the table now reads from it (the reader-back cue)."""
+        text = f"Found the NFC reader at {path}: taps now come from it."
+        self._cue(
+            Cue("reader-back", seat=reader.seat, text=text, data={"device": reader.device, "found": path})
+        )
+
     def _cue(self, cue: Cue) -> None:
         if self._announce is None:
             return

@@ -26,21 +26,24 @@ import ndef
 import nfc
 import nfc.clf
 import nfc.tag
+import nfc.tag.tt2
 
 from companion.catalog import CARD_ID
 from companion.config import ConfigError
 from companion.cues import Cue
 from companion.readers import Reader, TapHandler, VirtualReader
+from companion.readers.frontend import close_frontend, open_frontend
 from companion.readers.health import LinkWatch
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE = 1.0  # seconds: the same card back within this after a lift is not a new tap
 DEFAULT_RETRY = 2.0  # seconds between attempts to reopen a lost reader
-# What nfcpy polls for: NTAG21x stickers are 106A; 106B and 212F cover the other common tags. The
-# UDP test driver answers only what its peer emulates (a Type 3 tag) and waits a whole second on
-# every other kind, so it polls 212F alone.
-DEFAULT_TARGETS = ("106A", "106B", "212F")
+# What nfcpy polls for: NTAG21x stickers and MIFARE Classic cards are 106A. Polling 106B and 212F
+# too would slow every poll, keep the field busy and turn a FeliCa card or a phone into an unknown
+# card. The UDP test driver answers only what its peer emulates (a Type 3 tag) and waits a whole
+# second on every other kind, so it polls 212F alone.
+DEFAULT_TARGETS = ("106A",)
 UDP_TARGETS = ("212F",)
 PI_UARTS = ("tty:AMA0:pn532", "tty:S0:pn532")
 
@@ -71,12 +74,14 @@ def card_id_from_records(records: Sequence[Any]) -> str | None:
 
 
 class NfcTag:
-    """A tag on the reader, as read once: its UID, the card id on it, and how to write one."""
+    """A tag on the reader, as read once: its UID, the card id on it, and how to write one.
+    `kind` names a tag known by its UID only whatever it holds (a MIFARE Classic card)."""
 
-    def __init__(self, tag: Any, uid: str, card: str | None, ndef_area: Any) -> None:
+    def __init__(self, tag: Any, uid: str, card: str | None, ndef_area: Any, kind: str | None = None) -> None:
         self.tag = tag
         self.uid = uid
         self.card = card
+        self.kind = kind
         self._ndef = ndef_area
         self.write_error: str | None = None  # why the last `write` returned False
 
@@ -90,7 +95,9 @@ class NfcTag:
         with `write_error` saying why."""
         self.write_error = None
         if not self.writable:
-            self.write_error = "the tag is read-only"
+            self.write_error = (
+                f"a {self.kind} is known by its UID only" if self.kind else "the tag is read-only"
+            )
             return False
         record = ndef.TextRecord(card, "en")
         try:
@@ -115,9 +122,31 @@ class NfcTag:
         return f"NfcTag(uid={self.uid!r}, card={self.card!r})"
 
 
+def is_mifare_classic(tag: Any) -> bool:
+    """A MIFARE Classic card (SAK bit 0x08): nfcpy takes it for a Type 2 tag, but its memory needs
+    an authentication nfcpy does not do, so every read is refused."""
+    sel_res = getattr(tag.target, "sel_res", None) if isinstance(tag, nfc.tag.tt2.Type2Tag) else None
+    return bool(sel_res) and bool(sel_res[0] & 0x08)
+
+
+def present_by_reselect(tag: Any) -> Callable[[], bool]:
+    """A presence check for a tag that refuses reads: select it again by its UID."""
+    wanted = nfc.clf.RemoteTarget("106A", sel_req=bytes(tag.identifier))
+
+    def present() -> bool:
+        return tag.clf.sense(wanted) is not None
+
+    return present
+
+
 def read_tag(tag: Any) -> NfcTag | None:
-    """Read a tag's UID and NDEF card id; None if the tag left before it could be read."""
+    """Read a tag's UID and NDEF card id; None if the tag left before it could be read. A tag whose
+    NDEF message cannot be decoded (torn by a lift during a write, or foreign) is known by its UID."""
     uid = bytes(tag.identifier).hex()
+    if is_mifare_classic(tag):
+        tag._is_present = present_by_reselect(tag)  # nfcpy's check reads page 0: refused
+        return NfcTag(tag, uid, None, None, kind="MIFARE Classic card")
+    area = None
     try:
         area = tag.ndef  # None: no NDEF (unformatted, not readable, or the read was cut short)
         if area is None:
@@ -128,6 +157,9 @@ def read_tag(tag: Any) -> NfcTag | None:
     except (nfc.tag.TagCommandError, nfc.clf.CommunicationError) as error:
         log.debug("tag %s: read cut short (%s)", uid, error)
         return None
+    except (ndef.DecodeError, ValueError, TypeError, IndexError, KeyError) as error:
+        log.info("tag %s: its NDEF message cannot be read (%s); it counts by its UID", uid, error)
+        records = []
     return NfcTag(tag, uid, card_id_from_records(records), area)
 
 
@@ -171,7 +203,9 @@ class TapFilter:
 class NfcReader:
     """An nfcpy reader at `device`, delivering taps for `seat` (None: the table's shared reader).
 
-    `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
+    `device="auto"` searches `auto_paths()` every `retry` seconds until a reader answers (`clf` and
+    `found`: one that detection already opened, used as it is); until then it stands for the virtual
+    mat. `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
 
     def __init__(
         self,
@@ -182,6 +216,8 @@ class NfcReader:
         retry: float = DEFAULT_RETRY,
         targets: Sequence[str] | None = None,
         watch: LinkWatch | None = None,
+        clf: Any = None,
+        found: str | None = None,
     ) -> None:
         self.device = device
         self.seat = seat
@@ -190,22 +226,27 @@ class NfcReader:
         self.watch = watch or LinkWatch()
         self.intercept: Callable[[NfcTag], Any] | None = None
         self.filter = TapFilter(debounce)
+        self._clf = clf
         self._tap: TapHandler | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        self._state = "starting"  # "starting" | "ok" | "lost"
+        self._state = "starting"  # "starting" | "ok" | "lost" | "searching" (auto, nothing found yet)
         self._error: str | None = "starting"
-        self._opened: str | None = None
+        self._opened: str | None = found
         self._taps = 0  # reads that were taps
         self._reads = 0  # every tag read, tap or not
         self._opens = 0  # attempts to open the device (more than one: it was lost and retried)
         self._polls = 0
         self._in_session = False
+        if device == "auto" and clf is None:
+            self._state, self._error = "searching", None
 
     @property
     def label(self) -> str:
-        return f"The reader {self.device}" + (f" (seat {self.seat})" if self.seat is not None else "")
+        return f"The reader {self._opened or self.device}" + (
+            f" (seat {self.seat})" if self.seat is not None else ""
+        )
 
     # Reader protocol
 
@@ -224,22 +265,28 @@ class NfcReader:
 
     def status(self) -> dict[str, Any]:
         with self._lock:
+            searching = self._state == "searching"
             return {
-                "kind": "nfc",
+                "kind": "virtual" if searching else "nfc",  # auto, until a reader is found: the mat
                 "device": self.device,
                 "path": self._opened,
-                "connected": self._state == "ok",
+                "connected": self._state in ("ok", "searching"),
                 "seat": self.seat,
                 "error": self._error,
                 "reads": self._reads,
                 "opens": self._opens,
                 "taps": self._taps,
+                **({"searching": auto_paths()} if searching else {}),
             }
+
+    @property
+    def searching(self) -> bool:
+        return self._state == "searching"
 
     # The polling thread
 
     def _run(self) -> None:
-        clf: Any = None
+        clf, self._clf = self._clf, None
         while not self._stopping.is_set():
             if clf is None:
                 clf = self._open()
@@ -255,22 +302,22 @@ class NfcReader:
             if result is False and not self._stopping.is_set():
                 self._in_session = False  # the card may still lie there: the filter keeps it
                 self._lost(why)
-                _close(clf)
+                close_frontend(clf)
                 clf = None
                 self._stopping.wait(self.retry)
-        _close(clf)
+        close_frontend(clf)
 
     def _open(self) -> Any:
         with self._lock:
             self._opens += 1
-        clf = nfc.ContactlessFrontend()
+        if self.device == "auto":
+            return self._search()
         try:
-            opened = clf.open(self.device)
+            clf = open_frontend(self.device)
             why = f"no reader found at {self.device}"
         except Exception as error:  # nfcpy raises for a fully given path it cannot open
-            opened, why = False, f"cannot open {self.device} ({error})"
-        if not opened:
-            _close(clf)
+            clf, why = None, f"cannot open {self.device} ({error})"
+        if clf is None:
             self._lost(why)
             return None
         with self._lock:
@@ -279,6 +326,23 @@ class NfcReader:
         if first:
             self._answering()  # opened at start-up: nothing was lost, nothing to announce
         log.info("NFC reader %s open (%s)", self.device, self._opened)
+        return clf
+
+    def _search(self) -> Any:
+        """`auto`: the first reader that answers on `auto_paths()`, announced when it is new."""
+        found = search_reader()
+        if found is None:
+            if self._state != "searching":
+                self._lost(f"no reader found ({', '.join(auto_paths())})")
+            return None
+        path, clf = found
+        with self._lock:
+            self._opened, was_searching = path, self._state == "searching"
+            if was_searching:
+                self._state, self._error = "ok", None
+        if was_searching:
+            log.warning("found an NFC reader at %s: taps now come from it", path)
+            self.watch.found(self, path)
         return clf
 
     def _options(self) -> dict[str, Any]:
@@ -303,7 +367,11 @@ class NfcReader:
     def _on_connect(self, tag: Any) -> bool:
         self._in_session = True
         self._answering()
-        read = read_tag(tag)
+        try:
+            read = read_tag(tag)
+        except Exception:  # a tag must never take the reader down (an exception here would)
+            log.exception("reading tag %s failed; it counts by its UID", bytes(tag.identifier).hex())
+            read = NfcTag(tag, bytes(tag.identifier).hex(), None, None)
         if read is None:
             self._in_session = False
             return False  # not held: nfcpy polls again and reads it afresh
@@ -352,15 +420,6 @@ class NfcReader:
             self.watch.lost(self, why)
 
 
-def _close(clf: Any) -> None:
-    if clf is None:
-        return
-    try:
-        clf.close()
-    except Exception as error:  # closing a reader that is already gone
-        log.debug("closing the reader: %s", error)
-
-
 # Finding a reader
 
 
@@ -376,18 +435,26 @@ def auto_paths() -> list[str]:
     return ["usb", *(PI_UARTS if is_raspberry_pi() else ())]
 
 
-def find_reader(paths: Sequence[str] | None = None) -> str | None:
-    """The first of `paths` (default `auto_paths()`) where nfcpy opens a reader, or None."""
+def search_reader(paths: Sequence[str] | None = None) -> tuple[str, Any] | None:
+    """The first of `paths` (default `auto_paths()`) where a reader opens, and its open frontend."""
     for path in auto_paths() if paths is None else paths:
-        clf = nfc.ContactlessFrontend()
         try:
-            if clf.open(path):
-                return path
+            clf = open_frontend(path)
         except Exception as error:
             log.debug("no reader at %s: %s", path, error)
-        finally:
-            _close(clf)
+            continue
+        if clf is not None:
+            return path, clf
     return None
+
+
+def find_reader(paths: Sequence[str] | None = None) -> str | None:
+    """The first of `paths` (default `auto_paths()`) where a reader opens (closed again), or None."""
+    found = search_reader(paths)
+    if found is None:
+        return None
+    close_frontend(found[1])
+    return found[0]
 
 
 READER_KEYS = ("debounce", "device", "retry", "seat", "targets")
@@ -438,7 +505,8 @@ class ReaderSettings:
             targets=tuple(targets) if targets else None,
         )
 
-    def reader(self, watch: LinkWatch, device: str | None = None) -> NfcReader:
+    def reader(self, watch: LinkWatch, device: str | None = None, **opened: Any) -> NfcReader:
+        """The reader; `opened` may hand it the `clf` detection opened and the path it `found`."""
         return NfcReader(
             device or self.device,
             self.seat,
@@ -446,6 +514,7 @@ class ReaderSettings:
             retry=self.retry,
             targets=self.targets,
             watch=watch,
+            **opened,
         )
 
 
@@ -453,8 +522,9 @@ def readers_from_config(
     entries: Sequence[dict[str, Any]], announce: Callable[[Cue], None] | None = None
 ) -> list[Reader]:
     """One reader per `[reader]` / `[[readers]]` entry: "virtual" is the virtual mat; "auto" the first
-    nfcpy reader found (`auto_paths`), or the virtual mat if there is none; anything else an nfcpy
-    path, used as given even if nothing answers there yet (it is reported lost and retried)."""
+    nfcpy reader found (`auto_paths`), kept open as detection opened it, or else the virtual mat
+    until one appears (searched for every `retry` seconds); anything else an nfcpy path, used as
+    given even if nothing answers there yet (it is reported lost and retried)."""
     watch = LinkWatch(announce)
     readers: list[Reader] = []
     for entry in entries:
@@ -462,13 +532,17 @@ def readers_from_config(
         if settings.device == "virtual":
             readers.append(VirtualReader())
         elif settings.device == "auto":
-            path = find_reader()
-            if path is None:
-                log.info("no NFC reader found (%s): using the virtual reader", ", ".join(auto_paths()))
-                readers.append(VirtualReader())
+            found = search_reader()
+            if found is None:
+                log.info(
+                    "no NFC reader found (%s): using the virtual reader, and looking every %.0f s",
+                    ", ".join(auto_paths()),
+                    settings.retry,
+                )
+                readers.append(settings.reader(watch))
             else:
-                log.info("found an NFC reader at %s", path)
-                readers.append(settings.reader(watch, path))
+                log.info("found an NFC reader at %s", found[0])
+                readers.append(settings.reader(watch, found=found[0], clf=found[1]))
         else:
             readers.append(settings.reader(watch))
     return readers
