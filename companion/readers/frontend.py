@@ -49,11 +49,21 @@ SHORT_SERIAL = re.compile(r"^(S|ACM|AMA|USB)(\d*)$")
 
 class SerialLine(nfc.clf.transport.TTY):  # type: ignore[misc]  # nfcpy has no type hints
     """nfcpy's serial transport, opened with an exclusive lock (pyserial opens with O_NOCTTY), and
-    closed without raising when the tty has hung up."""
+    closed without raising when the tty has hung up.
+
+    It waits at least `patience` ms for a frame: nfcpy waits 100 ms for the chip's ACK (the chip
+    needs 15), and a busy Pi (or a Pi's ttyUSB, which nfcpy itself gives 1.5 s for its first
+    answer) misses that now and then; the command then fails and its late answer is taken for the
+    next one's. A chip that answers is never slowed down by this."""
+
+    patience = 1000
 
     def open(self, port: str, baudrate: int = PN532_RATE) -> None:
         self.close()
         self.tty = serial.Serial(port, baudrate, timeout=0.05, exclusive=True)
+
+    def read(self, timeout: int) -> Any:
+        return super().read(max(timeout, self.patience))
 
     def close(self) -> None:
         line, self.tty = self.tty, None
@@ -82,8 +92,9 @@ def serial_ports(port: str) -> list[str]:
     return [f"/dev/tty{port}" if short else f"/dev/{port}"]
 
 
-def _hello(line: SerialLine) -> bool:
+def _hello(line: SerialLine, patience: int = SerialLine.patience) -> bool:
     """Wake the chip and ask its firmware version at the line's current rate."""
+    line.patience = patience
     line.write(PREAMBLE + GET_FIRMWARE_VERSION)
     try:
         return bool(
@@ -91,6 +102,8 @@ def _hello(line: SerialLine) -> bool:
         )
     except OSError:  # ETIMEDOUT: nothing (intelligible) came back
         return False
+    finally:
+        line.patience = SerialLine.patience
 
 
 def _set_rate(line: SerialLine, port: str, rate: int) -> None:
@@ -110,7 +123,7 @@ def find_pn532_rate(line: SerialLine, port: str) -> int | None:
     it was found at, or None if nothing answers."""
     for rate in (PN532_RATE, *STRAY_RATES):
         line.open(port, rate)
-        if _hello(line):
+        if _hello(line, SerialLine.patience if rate == PN532_RATE else 100):
             if rate != PN532_RATE:
                 log.warning("the PN532 on %s answered at %d baud (left there by an unclean exit)", port, rate)
                 _set_rate(line, port, PN532_RATE)
