@@ -151,6 +151,14 @@ if [ -e "$DESTDIR$CONF" ]; then
 	[ "$PORT" = 8000 ] || say "--port ignored: change port in [server] of $CONF instead"
 else
 	token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+	# The reader plugged in now, named in the config: "auto" would search again at every start
+	# (and could pick another one). The package was just installed; a dry run has no venv to ask.
+	device=auto
+	finder=$DESTDIR$PREFIX/bin/python
+	if [ -x "$finder" ] && found=$("$finder" -m companion.readers.nfc 2>/dev/null) && [ -n "$found" ]; then
+		device=$found
+		say "found an NFC reader at $device: written into $CONF"
+	fi
 	(
 		umask 027
 		cat >"$DESTDIR$CONF" <<EOF
@@ -167,8 +175,9 @@ token = "$token"
 path = "$STATE_DIR/journal.db"
 
 [reader]
-# "auto": a USB reader if one is found, else the virtual reader (taps from the control page).
-device = "auto"
+# The reader found when this file was written, or "auto": a USB reader (a PN532 on the UART of a
+# Pi) if one is found, else the virtual reader (taps from the control page) until one is plugged in.
+device = "$device"
 EOF
 	)
 	chmod 640 "$DESTDIR$CONF"

@@ -215,7 +215,8 @@ def test_the_unit_asks_for_what_the_appliance_needs() -> None:
     unit = unit_settings(UNIT.read_text())
     assert unit["Type"] == ["notify"] and unit["NotifyAccess"] == ["main"]
     assert int(unit["WatchdogSec"][0]) >= 10
-    assert unit["Restart"] == ["on-failure"] and unit["RestartPreventExitStatus"] == ["2"]
+    # Always: on-failure takes SIGHUP for a clean exit (a serial reader unplugged hangs it up).
+    assert unit["Restart"] == ["always"] and unit["RestartPreventExitStatus"] == ["2"]
     assert "StartLimitBurst" in unit and "StartLimitIntervalSec" in unit
     assert unit["User"] == ["companion"] and unit["Group"] == ["companion"]
     assert unit["StateDirectory"] == ["companion"] and unit["ConfigurationDirectory"] == ["companion"]
@@ -321,6 +322,25 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "ok   config:" in report.stdout and "ok   token:" in report.stdout, report.stdout
+
+
+def test_the_installer_writes_the_reader_it_finds_into_the_config(tmp_path: Path) -> None:
+    """`auto` would search again at every start; the reader found at install time is named."""
+    source, root = checkout(tmp_path), tmp_path / "root"
+    python = root / "opt/companion/bin/python"  # the venv's python, here one that finds a PN532
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\n[ "$2" = companion.readers.nfc ] && echo tty:USB0:pn532\n')
+    python.chmod(0o755)
+    result = install(source, root)
+    assert result.returncode == 0, result.stderr
+    assert "found an NFC reader at tty:USB0:pn532" in result.stdout
+    config = load_config(root / "etc/companion/companion.toml", env={})
+    assert config.readers == [{"device": "tty:USB0:pn532"}]
+    # Nothing found: "auto".
+    python.write_text("#!/bin/sh\nexit 1\n")
+    (root / "etc/companion/companion.toml").unlink()
+    assert install(source, root).returncode == 0
+    assert load_config(root / "etc/companion/companion.toml", env={}).readers == [{"device": "auto"}]
 
 
 def test_installing_again_keeps_the_config_and_drops_files_no_longer_shipped(tmp_path: Path) -> None:
