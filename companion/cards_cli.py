@@ -7,7 +7,10 @@ meant for a stopped daemon; the others read or change the registry file (see doc
 from __future__ import annotations
 
 import argparse
+import atexit
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,11 +82,28 @@ def _open_registry(args: argparse.Namespace, *, read_only: bool = False) -> tupl
     config = load_config(config_path(getattr(args, "config", None)))
     path = Path(getattr(args, "cards_db", None) or registry_path(config)).absolute()
     if not read_only:
-        return config, Registry(path)
+        registry = Registry(path)
+        give_to_folder_owner(path)
+        atexit.register(give_to_folder_owner, path)  # and the -wal/-shm files SQLite made since
+        return config, registry
     if not path.exists():
         print(f"no card registry at {path} yet: no tag is enrolled", file=sys.stderr)
         return config, Registry.empty(path)
     return config, Registry(path, read_only=True)
+
+
+def give_to_folder_owner(path: Path) -> None:
+    """Run as root (`sudo companion cards enroll`), hand the registry's files to the owner of their
+    folder, the service user: a root-owned cards.db reads fine for the service, and every
+    enrollment from the tablet then fails with "attempt to write a readonly database"."""
+    if os.geteuid() != 0:
+        return
+    folder = path.parent.stat()
+    if folder.st_uid == 0:
+        return
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if name.exists() and name.stat().st_uid == 0:
+            os.chown(name, folder.st_uid, folder.st_gid)
 
 
 def _game(catalog: dict[str, GameData], game: str) -> GameData:
@@ -95,6 +115,24 @@ def _game(catalog: dict[str, GameData], game: str) -> GameData:
 def bar(done: int, total: int, width: int = 24) -> str:
     filled = width if total == 0 else round(width * done / total)
     return f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+
+
+def _take_reader(device: str) -> Any:
+    """The reader, opened for this enrollment alone, or None to keep trying (not plugged in yet).
+    One the service (or any other process) holds is refused: two processes on one PN532 garble
+    each other's frames."""
+    from companion.readers.frontend import open_frontend
+
+    try:
+        return open_frontend(device)
+    except OSError as error:
+        if error.errno != errno.EBUSY and "busy" not in str(error).lower():
+            return None
+        raise ConfigError(
+            f"the reader {device} is in use by another process, most likely the companion service: "
+            "enroll from the tablet (control page, Cards and tags), or stop the service first "
+            "(sudo systemctl stop companion)"
+        ) from error
 
 
 def cmd_enroll(args: argparse.Namespace) -> int:
@@ -116,7 +154,7 @@ def cmd_enroll(args: argparse.Namespace) -> int:
             if device is None:
                 raise ConfigError("no NFC reader found (USB, or a PN532 on the Pi's UART): give --device")
         settings = ReaderSettings.parse({"device": device, "debounce": args.debounce})
-        reader: NfcReader = settings.reader(watch=_PrintWatch())
+        reader: NfcReader = settings.reader(watch=_PrintWatch(), clf=_take_reader(device), found=device)
         reader.intercept = session.offer
         what = "the cards without a tag" if args.missing else "every card"
         print(f"Enrolling {what} of {data.title} on {device} into {registry.path}.")

@@ -154,6 +154,7 @@ def run_checks(given: Path | None, db: Path | None = None, port: int | None = No
     steps: list[Callable[[], list[Check]]] = [
         lambda: check_journal(config.db, running),
         lambda: [check_disk(config.db)],
+        lambda: check_overlay(config.db),
         lambda: [port_check],
         lambda: check_readers(config, health),
         lambda: check_pins(config),
@@ -521,3 +522,29 @@ def _user_groups(user: str) -> set[str] | None:
     names = {g.gr_name for g in grp.getgrall() if user in g.gr_mem}
     names.add(grp.getgrgid(entry.pw_gid).gr_name)
     return names
+
+
+def check_overlay(db: Path, mounts: Path = Path("/proc/self/mounts")) -> list[Check]:
+    """Raspberry Pi OS's overlay file system (raspi-config) keeps every write in memory: the
+    journal and the card registry are gone at the next reboot, silently."""
+    folder, best, volatile = str(db.parent.absolute()), "", False
+    for line in mounts.read_text().splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        device, point, kind, options = fields[:4]
+        inside = folder == point or folder.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best = point
+            volatile = kind == "overlay" and (device == "overlayroot" or "/media/root-rw" in options)
+    if not volatile:
+        return []
+    return [
+        warn(
+            "storage",
+            f"{db.parent} is on the overlay file system: the journal and the card registry are lost at "
+            "every reboot",
+            "turn the overlay off (sudo raspi-config, Performance Options, Overlay File System), or put "
+            "[journal] path on a partition the overlay leaves writable",
+        )
+    ]

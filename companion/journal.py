@@ -86,7 +86,13 @@ class Journal:
         except sqlite3.Error as error:
             raise JournalError(f"cannot open the journal {self.path}: {error}") from error
         if self.read_only and not read_only:
-            log.warning("the journal %s is on a read-only disk: every input will be refused", self.path)
+            from companion.systemd import sandbox_write_hint
+
+            hint = sandbox_write_hint(self.path)  # not the disk: the service's sandbox
+            if hint:
+                log.warning("the journal %s is read-only for the service: %s", self.path, hint)
+            else:
+                log.warning("the journal %s is on a read-only disk: every input will be refused", self.path)
         if self.wal is not None and self.wal.torn:
             self._note_recovery(self.wal)
         elif self.wal is not None and self.wal.committed_frames:

@@ -16,6 +16,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -123,3 +124,22 @@ def daemon_alive(daemon: Any) -> None:
     # Takes the journal's lock and reads the database. Its verdict is not ours to act on: a damaged
     # journal is reported by /healthz and `companion doctor`, and a restart would not mend it.
     daemon.journal.check()
+
+
+def sandbox_write_hint(path: str | Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Why `path` is read-only for the service, and the drop-in that fixes it; None outside systemd
+    or inside the state directory. The unit's ProtectSystem=strict leaves only its StateDirectory
+    (and any ReadWritePaths=) writable: a `[journal] path` elsewhere looks like a read-only disk
+    from inside, while `companion doctor`, run outside the sandbox, finds the disk fine."""
+    env = os.environ if env is None else env
+    state = env.get("STATE_DIRECTORY")
+    if not env.get("INVOCATION_ID") or not state:
+        return None
+    folder = Path(path).absolute().parent
+    if any(folder.is_relative_to(Path(allowed)) for allowed in state.split(":")):
+        return None
+    return (
+        f"{folder} is outside the service's state directory {state}, and the unit's "
+        f"ProtectSystem=strict makes it read-only for the service: run `sudo systemctl edit companion` "
+        f"and add the two lines [Service] and ReadWritePaths={folder}, or move the file under {state}"
+    )
