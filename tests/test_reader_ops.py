@@ -51,9 +51,7 @@ def test_doctor_warns_that_an_overlay_root_forgets_the_journal(tmp_path: Path) -
     assert check.status == "warn" and "lost at every reboot" in check.message
     assert doctor.check_overlay(Path("/boot/firmware/journal.db"), mounts) == []
     # A container's overlay root (upper dir on disk) keeps its writes: no warning.
-    mounts.write_text(
-        "overlay / overlay rw,lowerdir=/var/lib/docker/l/A,upperdir=/var/lib/docker/B/diff 0 0\n"
-    )
+    mounts.write_text("overlay / overlay rw,lowerdir=/var/lib/docker/l/A,upperdir=/var/lib/docker/B 0 0\n")
     assert doctor.check_overlay(Path("/var/lib/companion/journal.db"), mounts) == []
 
 
