@@ -84,16 +84,20 @@ def chase(rounds: int, step: float, colour: Colour | None = None) -> tuple[Frame
 
 
 def noise(seconds: float, low: float, high: float, seed: int, fade_from: float = 1.0) -> tuple[Step, ...]:
-    """Rapidly changing random tones, heard as noise rather than as a note. From `fade_from` (a
-    fraction of `seconds`) on, more and more steps fall silent: the noise dies away ("TSSSsss").
-    A fixed seed makes it the same every time, and testable."""
+    """A random pulse train, heard as noise: each step is a single cycle of a random tone between
+    `low` and `high` Hz, so no pitch lasts long enough to be heard (bursts of many cycles, as
+    before, made a piezo warble or chirp near its resonance). From `fade_from` (a fraction of
+    `seconds`) on, more and more pulses fall silent: the noise dies away ("TSSSsss"). A fixed seed
+    makes it the same every time, and testable."""
     rng = random.Random(seed)
-    count = round(seconds / 0.012)
     steps: list[Step] = []
-    for i in range(count):
-        fade = max(0.0, (i / count - fade_from) / (1.0 - fade_from)) if fade_from < 1 else 0.0
-        silent = rng.random() < 0.7 * fade
-        steps.append((None if silent else rng.uniform(low, high), 0.012))
+    elapsed = 0.0
+    while elapsed < seconds - 1e-9:
+        tone = rng.uniform(low, high)
+        length = min(1.0 / tone, seconds - elapsed)
+        fade = max(0.0, (elapsed / seconds - fade_from) / (1.0 - fade_from)) if fade_from < 1 else 0.0
+        steps.append((None if rng.random() < 0.7 * fade else tone, length))
+        elapsed += length
     return tuple(steps)
 
 
@@ -147,13 +151,13 @@ PATTERNS: dict[str, Pattern] = {
         blink(Lit.TARGET, 2, 0.3, 0.2, RED),
     ),
     "bomb-lit": Pattern(
-        'the hiss "TSSSsss": 1.5 s of random tones (2-3.5 kHz) that thin out',
+        'the hiss "TSSSsss": 1.5 s of random pulses (single cycles of 2-3.5 kHz) that thin out',
         "status LED flickers amber like a fuse",
         noise(1.5, 2000.0, 3500.0, seed=7, fade_from=0.4),
         flash(AMBER, 12, 0.06, 0.06),
     ),
     "boom": Pattern(
-        "a crack, a low rumble of random tones, a long A3",
+        "a crack, a low rumble of random pulses, a long A3",
         "all seat LEDs flash twice, the status LED white, then red",
         notes(("C7", 0.03)) + noise(0.6, 220.0, 330.0, seed=11) + notes(("A3", 0.3)),
         ((Lit.ALL, WHITE, 0.1), (Lit.NONE, RED, 0.15), (Lit.ALL, RED, 0.15), (Lit.NONE, OFF, 0.15)),
