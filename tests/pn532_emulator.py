@@ -184,6 +184,12 @@ class Stats:
     garbage: int = 0  # bytes received at a rate other than the chip's
     commands: list[int] = field(default_factory=list)  # command codes, in order
     polls: list[int] = field(default_factory=list)  # InListPassiveTarget BrTy values, in order
+    found: list[tuple[int, int, int, int, float]] = field(default_factory=list)
+    """A snapshot (frames in, frames out, bytes in, bytes out, line seconds) at each poll that found
+    a tag, taken before that poll's own frames are counted: what a tap costs is measured from it."""
+
+    def snapshot(self) -> tuple[int, int, int, int, float]:
+        return (self.frames_in, self.frames_out, self.bytes_in, self.bytes_out, self.line_seconds)
 
 
 def frame(data: bytes) -> bytes:
@@ -318,6 +324,8 @@ class Pn532Chip:
         self.stats.polls.append(brty)
         self._field(True)
         found = self._select(wanted) if brty == 0 else None
+        if found is not None and not wanted:  # a poll (not a presence check by UID) met a tag
+            self.stats.found.append(self.stats.snapshot())
         self.fifo_reqa = found is None
         if found is None:
             return b"\x00", POLL_TIME

@@ -10,7 +10,8 @@ at the driver boundary, and nowhere else:
   no later open finds it). Here the port is opened by pyserial (O_NOCTTY) with an exclusive lock
   (a second process, such as `companion cards enroll` beside the service, is refused instead of
   talking over it), a chip left at a higher rate is brought back to 115200, and the rate is never
-  raised: a tap costs about 30 ms at 115200 (bench/pn532_serial.py);
+  raised: a tap costs about 90 ms on the line at 115200, 10 ms at 921600 (bench/pn532_serial.py),
+  which a player does not notice;
 - an ACR122U is closed without the PowerDown nfcpy sends (`Acr122Device`): many cannot be
   reopened after it until they are replugged (nfcpy issues #154, #239, #243, #251, #231);
 - `close_frontend` closes a reader that has vanished without raising (a hung-up tty's termios
