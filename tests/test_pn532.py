@@ -215,6 +215,22 @@ def test_a_mifare_classic_card_counts_by_uid_once_while_held(board: Pn532Emulato
         reader.stop()
 
 
+def test_two_cards_on_a_pn532_read_as_the_one_that_answers_first(board: Pn532Emulator) -> None:
+    """docs/nfc.md: a PN532 (and an ACR122U) resolves the collision; an RC-S380 reads nothing."""
+    taps = Taps()
+    board.put(Ntag(NTAG, text="spy-team/red-1"), Ntag("04000000000002", text="spy-team/red-2"))
+    reader = reading(board, taps)
+    try:
+        wait_for(lambda: len(taps) == 1)
+        polls = reader._polls
+        wait_for(lambda: reader._polls >= polls + 5)
+        assert taps.taps == [{"card": "spy-team/red-1", "seat": None}]
+    finally:
+        reader.stop()
+    docs = (Path(__file__).parent.parent / "docs" / "nfc.md").read_text()
+    assert "an RC-S380\n  reads **nothing**" in docs  # not "whichever answers first" for every reader
+
+
 def test_enrolling_a_mifare_classic_card_registers_its_uid_and_never_writes(board: Pn532Emulator) -> None:
     card = MifareClassic(CLASSIC)
     board.put(card)
@@ -250,6 +266,25 @@ def test_a_chip_left_at_a_higher_rate_is_brought_back_to_115200(board: Pn532Emul
         assert reader.status()["opens"] == 1
     finally:
         reader.stop()
+
+
+def test_nfcpys_own_open_strands_the_chip_at_921600_and_the_reader_brings_it_back(
+    board: Pn532Emulator,
+) -> None:
+    """The cause, reproduced: nfcpy's stock pn532.init raises the line to 921600; a process killed
+    before its close() leaves the chip there."""
+    import nfc.clf.pn532
+    import nfc.clf.transport
+
+    stock = nfc.clf.pn532.init(nfc.clf.transport.TTY(str(board.link)))
+    assert board.chip.baud == 921600
+    stock.chipset.transport.tty.close()  # killed: close() never ran
+    clf = open_frontend(board.path)
+    try:
+        assert clf is not None and board.chip.baud == 115200
+    finally:
+        close_frontend(clf)
+    assert board.chip.baud == 115200  # and left there
 
 
 def test_unplugged_and_plugged_back_the_pn532_is_lost_then_back(board: Pn532Emulator) -> None:
