@@ -154,7 +154,8 @@ def cmd_enroll(args: argparse.Namespace) -> int:
             if device is None:
                 raise ConfigError("no NFC reader found (USB, or a PN532 on the Pi's UART): give --device")
         settings = ReaderSettings.parse({"device": device, "debounce": args.debounce})
-        reader: NfcReader = settings.reader(watch=_PrintWatch(), clf=_take_reader(device), found=device)
+        clf = _take_reader(settings.device)
+        reader: NfcReader = settings.reader(watch=_PrintWatch(), clf=clf, found=settings.device)
         reader.intercept = session.offer
         what = "the cards without a tag" if args.missing else "every card"
         print(f"Enrolling {what} of {data.title} on {device} into {registry.path}.")

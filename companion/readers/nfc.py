@@ -125,7 +125,7 @@ class NfcTag:
 def is_mifare_classic(tag: Any) -> bool:
     """A MIFARE Classic card (SAK bit 0x08): nfcpy takes it for a Type 2 tag, but its memory needs
     an authentication nfcpy does not do, so every read is refused."""
-    sel_res = getattr(tag.target, "sel_res", None) if isinstance(tag, nfc.tag.tt2.Type2Tag) else None
+    sel_res: Any = getattr(tag.target, "sel_res", None) if isinstance(tag, nfc.tag.tt2.Type2Tag) else None
     return bool(sel_res) and bool(sel_res[0] & 0x08)
 
 
