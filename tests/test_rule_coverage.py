@@ -108,6 +108,7 @@ def test_every_rule_has_a_test_and_every_cited_id_is_a_rule() -> None:
 
 
 def test_every_rulebook_has_its_rules() -> None:
+    assert {page.name for page in RULES.glob("*.md")} == set(PREFIXES), "give a new page its prefix"
     counts = Counter(rule.page for rule in all_rules())
     assert set(counts) == set(PREFIXES) and min(counts.values()) >= 15
 

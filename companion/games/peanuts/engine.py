@@ -405,7 +405,8 @@ class Peanuts(Engine[PeanutsState]):
             self._void(state, seat, "the deck is empty", cues)
             return
         # The player draws the top card; until they put a card back on top (`done`) they hold Role +
-        # 2 cards and may claim Finding the Family (the FAQ counts this DEPLOY as a draw).
+        # 2 cards. The FAQ counts this DEPLOY as a draw, but with the Informant as Role two cards
+        # cannot make the family, so no claim is offered here (see `family_unreachable`).
         state.deck -= 1
         state.hands[seat] += 1
         state.may_hold_spy[seat] = True
