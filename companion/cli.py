@@ -116,7 +116,10 @@ def serve(config: Config, show_token: bool = False) -> int:
     daemon.start()
     for line in urls(config, show_token):
         print(line, flush=True)
-    service = Service.ready(daemon, status=f"scoreboard on port {config.port}")  # systemd: READY=1, watchdog
+    # systemd: READY=1, and the watchdog (which also asks the web server for the state over loopback)
+    service = Service.ready(
+        daemon, status=f"scoreboard on port {config.port}", listener=(config.host, config.port)
+    )
 
     def stop(signum: int, frame: Any) -> None:
         service.stopping()

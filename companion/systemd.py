@@ -5,12 +5,14 @@ sd_notify(3) is one datagram of "KEY=value" lines sent to the unix socket named 
 call here does nothing, so `companion run` behaves the same on a laptop.
 
 The watchdog (WatchdogSec= in the unit) is fed from a thread at half the interval systemd asks for,
-but only after a probe proves the daemon still works: the table's lock can be taken and the journal
-answers a query. A daemon stuck on a lock or a dying SD card stops feeding it, and systemd restarts it.
+but only after a probe proves the daemon still works: the table's lock can be taken, the journal
+answers a query, and the HTTP listener answers a real request on loopback. A daemon stuck on a
+lock, a dying SD card or a wedged web server stops feeding it, and systemd restarts it.
 """
 
 from __future__ import annotations
 
+import http.client
 import logging
 import os
 import socket
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+PROBE_SECONDS = 5.0  # the web server's answer to the watchdog's request (WatchdogSec is 30)
 
 
 class Notifier:
@@ -102,13 +105,20 @@ class Service:
         self.watchdog = watchdog
 
     @classmethod
-    def ready(cls, daemon: Any, status: str, env: Mapping[str, str] | None = None) -> Service:
-        """Tell systemd the daemon is up (call once the server listens) and start the watchdog."""
+    def ready(
+        cls,
+        daemon: Any,
+        status: str,
+        env: Mapping[str, str] | None = None,
+        listener: tuple[str, int] | None = None,
+    ) -> Service:
+        """Tell systemd the daemon is up (call once the server listens at `listener`, host and port)
+        and start the watchdog."""
         notifier = Notifier.from_env(env)
         interval = watchdog_interval(env)
         watchdog = None
         if notifier.enabled and interval:
-            watchdog = Watchdog(notifier, interval, lambda: daemon_alive(daemon)).start()
+            watchdog = Watchdog(notifier, interval, lambda: daemon_alive(daemon, listener)).start()
         notifier.notify("READY=1", f"STATUS={status}")
         return cls(notifier, watchdog)
 
@@ -118,12 +128,27 @@ class Service:
         self.notifier.notify("STOPPING=1", "STATUS=Stopping")
 
 
-def daemon_alive(daemon: Any) -> None:
-    """Returns only if the table's lock can be taken and the journal answers; may block forever."""
+def daemon_alive(daemon: Any, listener: tuple[str, int] | None = None) -> None:
+    """Returns only if the table's lock can be taken, the journal answers and (given the server's
+    host and port) the web server answers a request; may block forever."""
     daemon.table.view()  # takes the table's lock
     # Takes the journal's lock and reads the database. Its verdict is not ours to act on: a damaged
     # journal is reported by /healthz and `companion doctor`, and a restart would not mend it.
     daemon.journal.check()
+    if listener is not None:
+        http_alive(*listener)
+
+
+def http_alive(host: str, port: int, timeout: float | None = None) -> None:
+    """One real request to the HTTP listener, as a tablet makes it; raises unless some answer comes
+    within `timeout`. Any status will do: a 503 from /healthz is a server that works."""
+    address = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    connection = http.client.HTTPConnection(address, port, timeout=timeout or PROBE_SECONDS)
+    try:
+        connection.request("GET", "/api/state")
+        connection.getresponse().read()
+    finally:
+        connection.close()
 
 
 def sandbox_write_hint(path: str | Path, env: Mapping[str, str] | None = None) -> str | None:

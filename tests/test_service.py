@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -421,3 +422,32 @@ def test_url_prints_the_scoreboard_address_and_a_qr_code(tmp_path: Path) -> None
 
     control = subprocess.run([*run, "--control", "--no-qr"], capture_output=True, text=True, timeout=60)
     assert "/control#token=secret-token" in control.stdout and "█" not in control.stdout
+
+
+def test_the_watchdog_goes_quiet_while_the_web_server_is_wedged(
+    daemon: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: the watchdog checked only the table and the journal, so a web server that no longer
+    answered (every connection taken) was never restarted. Now it makes a real request."""
+    from companion.server import build_server
+
+    server = build_server(daemon.app, "127.0.0.1", 0, streams=2)
+    threading.Thread(target=server.run, daemon=True).start()
+    wedged = socket.socket()  # listens, so connections open, but nobody ever answers them
+    wedged.bind(("127.0.0.1", 0))
+    wedged.listen(8)
+    target = [("127.0.0.1", server.effective_port)]
+    monkeypatch.setattr("companion.systemd.PROBE_SECONDS", 0.2)
+    listener = NotifySocket(str(tmp_path / "wd.sock"))
+    watchdog = Watchdog(Notifier(str(tmp_path / "wd.sock")), 0.05, lambda: daemon_alive(daemon, target[0]))
+    watchdog.start()
+    try:
+        assert len(listener.drain(0.5)) >= 3  # the server answers: pings
+        target[0] = wedged.getsockname()
+        listener.drain(0.3)  # a ping already under way may still arrive
+        assert listener.drain(0.8) == []  # wedged: silence, so systemd restarts us
+    finally:
+        watchdog.stop()
+        listener.close()
+        wedged.close()
+        server.close()
