@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion.events import StreamRefused, refusal
 from companion.games.base import GameError, MalformedInput
+from companion.pairing import CODE_SECONDS, COOKIE, COOKIE_SECONDS, Pairing
 from companion.server import connection_hooks
 from companion.services import services
 
@@ -37,12 +38,23 @@ def control(view: Callable[..., Any]) -> Callable[..., Any]:
         token = services().token
         if not token:
             return error("Control is off: the daemon was started without a token.", 401)
+        if paired_device():  # a device paired with a code (companion.pairing): no token sent
+            return view(*args, **kwargs)
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-            return error("This needs the table's token (Authorization: Bearer <token>).", 401)
+            return error("This needs the table's token, or a device paired with `companion pair`.", 401)
         return view(*args, **kwargs)
 
     return guarded
+
+
+def pairing() -> Pairing | None:
+    return services().pairing
+
+
+def paired_device() -> bool:
+    found = pairing()
+    return found is not None and found.knows(request.cookies.get(COOKIE))
 
 
 def json_body() -> dict[str, Any]:
@@ -171,3 +183,42 @@ def tap() -> Any:
         services().table.report_error("'card' and 'uid' must be strings.")
         raise BadRequest("'card' and 'uid' must be strings.")
     return jsonify(services().table.tap(card=card, uid=uid, seat=seat))
+
+
+# Pairing a control device (companion.pairing): the code is made on the Pi's side, typed on the device.
+
+
+@api.post("/api/pairing")
+@control
+def new_pairing_code() -> Any:
+    found = pairing()
+    if found is None:
+        return error("This companion cannot pair devices.", 404)
+    return jsonify({"code": found.new_code(), "expires_in": CODE_SECONDS}), 201
+
+
+@api.delete("/api/pairing")
+@control
+def forget_devices() -> Any:
+    found = pairing()
+    return jsonify({"forgot": 0 if found is None else found.forget_all()})
+
+
+@api.get("/api/pair")
+def paired() -> Any:
+    return jsonify({"paired": paired_device()})
+
+
+@api.post("/api/pair")
+def pair() -> Any:
+    """Typed on the control device: the code shown by `companion pair` (or in the system log)."""
+    code = json_body().get("code")
+    found = pairing()
+    if not isinstance(code, str) or not code.strip():
+        raise BadRequest("'code' must be the pairing code shown on the table (`companion pair`).")
+    secret = None if found is None else found.pair(code)
+    if secret is None:
+        return error("Wrong or expired pairing code: run `companion pair` on the table for a new one.", 403)
+    response = jsonify({"paired": True})
+    response.set_cookie(COOKIE, secret, max_age=COOKIE_SECONDS, path="/", httponly=True, samesite="Strict")
+    return response

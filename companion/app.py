@@ -15,6 +15,7 @@ from companion.cards_api import cards_api
 from companion.catalog import GameData
 from companion.events import Broker
 from companion.packs import Pack
+from companion.pairing import Pairing
 from companion.presentation import presentation
 from companion.resources import web_dir
 from companion.services import EXTENSION, Services
@@ -32,6 +33,7 @@ def create_app(
     hosts: Iterable[str] = (),
     cards: CardDesk | None = None,
     packs: Mapping[str, Pack] | None = None,
+    pairing: Pairing | None = None,
 ) -> Flask:
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered. Without `cards` the
@@ -42,7 +44,7 @@ def create_app(
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.extensions[EXTENSION] = Services(
-        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {})
+        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {}), pairing
     )
     app.register_blueprint(api)
     app.register_blueprint(cards_api)
@@ -68,6 +70,10 @@ def create_app(
     @app.get("/control")
     def control() -> Any:
         return send_from_directory(web, "control.html")
+
+    @app.get("/pair")
+    def pair() -> Any:
+        return send_from_directory(web, "pair.html")
 
     return app
 

@@ -20,6 +20,7 @@ from companion.config import Config, ConfigError, load_config, parse_mqtt
 from companion.doctor import add_doctor_command
 from companion.journal import JournalError
 from companion.league import add_league_command
+from companion.pairing import add_pair_command
 from companion.systemd import Service
 
 log = logging.getLogger("companion")
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_doctor_command(commands)  # `companion doctor` and `companion url`, for the Pi appliance
     add_cards_commands(commands)  # `companion cards enroll | list | export | import | forget`
     add_league_command(commands)  # `companion league`: standings from the tables on a broker
+    add_pair_command(commands)  # `companion pair`: a code that pairs a control device
     return parser
 
 

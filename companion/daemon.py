@@ -20,6 +20,7 @@ from companion.feedback import Feedback
 from companion.games.base import GameError
 from companion.journal import Journal, JournalError
 from companion.packs import playable_games
+from companion.pairing import Pairing
 from companion.pins import PinLayout, choose_pin_factory
 from companion.readers import Reader
 from companion.registry import Registry, registry_path
@@ -70,6 +71,8 @@ class Daemon:
             hosts=config.hosts,
             cards=self.cards,
             packs=packs,
+            # Control devices paired with a code (companion.pairing), remembered beside the journal.
+            pairing=Pairing(config.db.parent / "paired-devices.json"),
         )
         self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # types only: importing them at run time is not needed
     from companion.catalog import GameData
     from companion.events import Broker
     from companion.packs import Pack
+    from companion.pairing import Pairing
     from companion.table import Table
 
 EXTENSION = "companion"  # the key of `Services` in `app.extensions`
@@ -23,7 +24,8 @@ EXTENSION = "companion"  # the key of `Services` in `app.extensions`
 class Services:
     """The running table and its parts, kept on `app.extensions["companion"]`. `cards` is the card
     registry and enrollment desk (None: this companion has none); `health` adds to /healthz; `packs` the
-    games loaded from pack folders (companion.packs)."""
+    games loaded from pack folders (companion.packs); `pairing` the control devices paired with a
+    code (None: pairing is off)."""
 
     table: Table
     broker: Broker
@@ -32,6 +34,7 @@ class Services:
     health: Callable[[], dict[str, Any]] = field(default=lambda: {})
     cards: CardDesk | None = None
     packs: dict[str, Pack] = field(default_factory=dict)  # games of COMPANION_GAME_PACKS, by name
+    pairing: Pairing | None = None  # control devices paired with a code (companion.pairing)
 
 
 def services() -> Services:

@@ -1,0 +1,105 @@
+"""Issue 13 item 8: a control device paired with a code shown on the Pi's side steers the table with
+an HttpOnly, SameSite=Strict cookie; the token never crosses the Wi-Fi. The scoreboard stays open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from companion.daemon import Daemon
+from companion.pairing import CODE_TRIES, COOKIE
+from tests.conftest import AUTH, make_config
+
+START = {"game": "spy", "players": ["Ann", "Bob"]}
+
+
+def new_code(client: Any) -> str:
+    response = client.post("/api/pairing", headers=AUTH)
+    assert response.status_code == 201
+    return str(response.get_json()["code"])
+
+
+def test_a_paired_device_steers_the_table_with_its_cookie_and_no_token(client: Any, daemon: Daemon) -> None:
+    phone = daemon.app.test_client()
+    assert phone.post("/api/games", json=START).status_code == 401
+    code = new_code(client)  # made on the Pi's side (`companion pair`, over loopback with the token)
+    answer = phone.post("/api/pair", json={"code": f"{code[:3]} {code[3:]}"})
+    assert answer.status_code == 200
+    cookie = answer.headers["Set-Cookie"]
+    assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert code not in cookie and "test-token" not in cookie
+    assert phone.get("/api/pair").get_json() == {"paired": True}
+    assert phone.post("/api/games", json=START).status_code == 201  # no Authorization header at all
+    assert phone.get("/api/state").get_json()["game"] == "spy"
+    # The scoreboard stays open to anyone; another device without the cookie still cannot steer.
+    stranger = daemon.app.test_client()
+    assert stranger.get("/api/state").status_code == 200
+    assert stranger.post("/api/undo").status_code == 401
+
+
+def test_a_code_works_once_and_wrong_tries_use_it_up(client: Any, daemon: Daemon) -> None:
+    code = new_code(client)
+    first, second = daemon.app.test_client(), daemon.app.test_client()
+    assert first.post("/api/pair", json={"code": code}).status_code == 200
+    assert second.post("/api/pair", json={"code": code}).status_code == 403  # used
+    code = new_code(client)
+    wrong = "000000" if code != "000000" else "111111"
+    for _ in range(CODE_TRIES):
+        assert second.post("/api/pair", json={"code": wrong}).status_code == 403
+    assert second.post("/api/pair", json={"code": code}).status_code == 403  # withdrawn
+    assert second.post("/api/pair", json={}).status_code == 400
+    assert second.post("/api/pairing").status_code == 401  # only the table's side makes codes
+
+
+def test_a_forged_cookie_is_refused_and_devices_stay_paired_across_a_restart(tmp_path: Path) -> None:
+    daemon = Daemon(make_config(tmp_path / "journal.db"))
+    host = daemon.app.test_client()
+    phone = daemon.app.test_client()
+    assert phone.post("/api/pair", json={"code": new_code(host)}).status_code == 200
+    secret = phone.get_cookie(COOKIE).value
+    daemon.close()
+    assert secret not in (tmp_path / "paired-devices.json").read_text()  # only digests are kept
+    again = Daemon(make_config(tmp_path / "journal.db"))
+    try:
+        phone = again.app.test_client()
+        phone.set_cookie(COOKIE, secret)
+        assert phone.post("/api/games", json=START).status_code == 201
+        forger = again.app.test_client()
+        forger.set_cookie(COOKIE, secret[:-2] + "xx")
+        assert forger.post("/api/undo").status_code == 401
+        assert again.app.test_client().delete("/api/pairing", headers=AUTH).get_json() == {"forgot": 1}
+        assert phone.post("/api/undo").status_code == 401
+    finally:
+        again.close()
+
+
+def test_the_pair_page_is_served(client: Any) -> None:
+    page = client.get("/pair")
+    assert page.status_code == 200 and b"companion pair" in page.data
+
+
+def test_companion_pair_shows_a_code_made_by_the_running_daemon(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+
+    from tests.servers import TOKEN, running_companion
+
+    with running_companion(tmp_path / "journal.db") as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "companion.cli", "pair", "--port", str(server.port)],
+            env={**os.environ, "COMPANION_TOKEN": TOKEN},
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        assert result.returncode == 0, result.stderr
+        code = result.stdout.split("Pairing code: ")[1][:7].replace(" ", "")
+        assert "/pair" in result.stdout and TOKEN not in result.stdout
+        request = urllib.request.Request(
+            server.url + "/api/pair", data=json.dumps({"code": code}).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200 and "HttpOnly" in response.headers["Set-Cookie"]
