@@ -103,7 +103,7 @@ def block(port: int, first: int, inputs: int, clients: int) -> tuple[list[float]
     make_input(port, 10**6)  # wakes every reader so it sees `stop`
     arrivals, missed = [], 0
     for _ in processes:
-        source, seen = results.get(timeout=60)
+        _source, seen = results.get(timeout=60)
         if seen is None:
             missed += inputs  # refused: every message missed
             continue

@@ -7,7 +7,7 @@ import socket
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from flask import Flask, jsonify, request, send_from_directory
+from flask import Flask, jsonify, request
 
 from companion.api import api
 from companion.cards import CardDesk
@@ -19,6 +19,7 @@ from companion.pairing import Pairing
 from companion.presentation import presentation
 from companion.resources import web_dir
 from companion.services import EXTENSION, Services
+from companion.static import StaticFiles
 from companion.table import Table
 
 MAX_REQUEST_BYTES = 16 * 1024
@@ -39,7 +40,8 @@ def create_app(
     refused, so a daemon started without one can be watched but not steered. Without `cards` the
     card registry's calls answer 503. `packs` are the games of COMPANION_GAME_PACKS (companion.packs)."""
     web = web_dir()
-    app = Flask(__name__, static_folder=str(web), static_url_path="/static")
+    app = Flask(__name__, static_folder=None)
+    files = StaticFiles(web)  # read, hashed and gzipped once (companion.static)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
@@ -63,17 +65,21 @@ def create_app(
         )
         return jsonify({"error": message}), 421
 
+    @app.get("/static/<path:filename>")
+    def static(filename: str) -> Any:
+        return files.response(filename)
+
     @app.get("/")
     def scoreboard() -> Any:
-        return send_from_directory(web, "scoreboard.html")
+        return files.response("scoreboard.html")
 
     @app.get("/control")
     def control() -> Any:
-        return send_from_directory(web, "control.html")
+        return files.response("control.html")
 
     @app.get("/pair")
     def pair() -> Any:
-        return send_from_directory(web, "pair.html")
+        return files.response("pair.html")
 
     return app
 

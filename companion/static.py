@@ -1,0 +1,89 @@
+"""The pages and their files, compressed once and cached by content (issue 12).
+
+At start-up every file of `web/` is read once, hashed (SHA-256) and, if it is text, gzipped at the
+best level. Then:
+- a page (`/`, `/control`, `/pair`) names each of its files as `/static/<file>?v=<hash>`, so a file
+  whose content changes gets a new URL;
+- a file asked for with its current `v` is cached by the browser for a year (`immutable`): a reload
+  fetches nothing but the page; without `v` (a renderer loaded by name) it is `no-cache`, answered
+  304 while its ETag matches;
+- a browser that accepts gzip gets the gzipped bytes (`Vary: Accept-Encoding`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import mimetypes
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Response, request
+from werkzeug.exceptions import NotFound
+
+YEAR = 365 * 24 * 3600
+TEXT_TYPES = ("text/", "application/javascript", "image/svg+xml", "application/json")
+_REFERENCE = re.compile(r'(["\'])/static/([^"\'?#]+)\1')
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    gzipped: bytes | None
+    etag: str
+    mimetype: str
+
+
+class StaticFiles:
+    """Every file under `root`, in memory, ready to serve."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.assets: dict[str, Asset] = {}
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                self.assets[path.relative_to(root).as_posix()] = _asset(path.name, path.read_bytes())
+        # Pages are served with their references versioned; they are rebuilt from the files above.
+        for name in [name for name in self.assets if name.endswith(".html")]:
+            text = self.assets[name].body.decode("utf-8")
+            self.assets[name] = _asset(name, _REFERENCE.sub(self._versioned, text).encode("utf-8"))
+
+    def _versioned(self, match: re.Match[str]) -> str:
+        quote, name = match.group(1), match.group(2)
+        asset = self.assets.get(name)
+        if asset is None:
+            return match.group(0)
+        return f"{quote}/static/{name}?v={asset.etag}{quote}"
+
+    def response(self, name: str) -> Response:
+        """The answer to a GET of file `name` (a page, or a file under /static/)."""
+        asset = self.assets.get(name)
+        if asset is None:
+            raise NotFound()
+        if request.if_none_match.contains(asset.etag):
+            response = Response(status=304)
+        else:
+            gzipped = asset.gzipped is not None and "gzip" in request.accept_encodings
+            body = asset.gzipped if gzipped and asset.gzipped is not None else asset.body
+            response = Response(body, content_type=asset.mimetype)
+            if gzipped:
+                response.headers["Content-Encoding"] = "gzip"
+        response.set_etag(asset.etag)
+        response.headers["Vary"] = "Accept-Encoding"
+        if request.args.get("v") == asset.etag and not name.endswith(".html"):
+            response.headers["Cache-Control"] = f"public, max-age={YEAR}, immutable"
+        else:
+            response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
+def _asset(name: str, body: bytes) -> Asset:
+    mimetype = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if mimetype.startswith("text/"):
+        mimetype += "; charset=utf-8"
+    gzipped = None
+    if mimetype.startswith(TEXT_TYPES):
+        packed = gzip.compress(body, compresslevel=9, mtime=0)
+        gzipped = packed if len(packed) < len(body) else None
+    return Asset(body, gzipped, hashlib.sha256(body).hexdigest()[:16], mimetype)
