@@ -128,10 +128,10 @@ def add_pair_command(commands: Any) -> None:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    from companion.config import load_config
-    from companion.doctor import _config_path, table_addresses
+    from companion.config import config_path, load_config
+    from companion.doctor import table_addresses
 
-    config = load_config(_config_path(args.config))
+    config = load_config(config_path(args.config))
     if not config.token:
         print("companion: no control token in the config (or COMPANION_TOKEN)", file=sys.stderr)
         return 2

@@ -64,7 +64,7 @@ class StaticFiles:
         if request.if_none_match.contains(asset.etag):
             response = Response(status=304)
         else:
-            gzipped = asset.gzipped is not None and "gzip" in request.accept_encodings
+            gzipped = asset.gzipped is not None and request.accept_encodings["gzip"] > 0
             body = asset.gzipped if gzipped and asset.gzipped is not None else asset.body
             response = Response(body, content_type=asset.mimetype)
             if gzipped:
