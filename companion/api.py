@@ -9,6 +9,7 @@ the table refuses (the rules, or a field with a wrong value).
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import Any
@@ -74,6 +75,22 @@ class BadRequest(Exception):
     pass
 
 
+IDEMPOTENCY_KEY = re.compile(r"[\x20-\x7e]{1,64}")
+
+
+def idempotency_key() -> str | None:
+    """The request's `Idempotency-Key` (1-64 printable ASCII characters), None without one. A repeat
+    with the same key gets the first answer and applies nothing again (see Table.submit)."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(key):
+        message = "Idempotency-Key must be 1 to 64 printable ASCII characters."
+        services().table.report_error(message)
+        raise BadRequest(message)
+    return key
+
+
 @api.app_errorhandler(BadRequest)  # the card registry's blueprint raises it too
 def bad_request(exc: BadRequest) -> tuple[Response, int]:
     return error(str(exc), 400)
@@ -102,7 +119,9 @@ def http_error(exc: HTTPException) -> Any:
 @api.get("/healthz")
 def healthz() -> Any:
     table = services().table
-    journal = table.journal.check()
+    # Constant time, without the journal's lock: the integrity check ran when the journal was opened
+    # (and runs in `companion doctor`); a probe here would read the whole file under the lock.
+    journal = table.journal.integrity
     status = {"journal": journal, "game": table.game, **services().health()}
     # A journal that cannot take input (a read-only disk) is not a healthy table, even though it reads.
     status["ok"] = journal == "ok" and not status.get("journal_read_only", False)
@@ -140,21 +159,22 @@ def event_stream(stream: Iterator[str]) -> Response:
 @api.post("/api/games")
 @control
 def start_game() -> Any:
-    body = json_body()
-    view = services().table.start(body.get("game"), body.get("players"), body.get("options"))  # type: ignore[arg-type]
+    body, key = json_body(), idempotency_key()
+    view = services().table.start(body.get("game"), body.get("players"), body.get("options"), key=key)  # type: ignore[arg-type]
     return jsonify(view), 201
 
 
 @api.post("/api/actions")
 @control
 def act() -> Any:
-    return jsonify(services().table.act(json_body()))
+    body, key = json_body(), idempotency_key()
+    return jsonify(services().table.act(body, key=key))
 
 
 @api.post("/api/undo")
 @control
 def undo() -> Any:
-    return jsonify(services().table.undo())
+    return jsonify(services().table.undo(key=idempotency_key()))
 
 
 @api.post("/api/taps")
@@ -170,7 +190,7 @@ def tap() -> Any:
             "Stop it in Cards and tags to play.",
             409,
         )
-    body = json_body()
+    body, key = json_body(), idempotency_key()
     card, uid, seat = body.get("card"), body.get("uid"), body.get("seat")
     if (card is None) == (uid is None):
         message = "A tap needs exactly one of 'card' (a card id) or 'uid' (a tag UID in hex)."
@@ -182,7 +202,7 @@ def tap() -> Any:
     if (card is not None and not isinstance(card, str)) or (uid is not None and not isinstance(uid, str)):
         services().table.report_error("'card' and 'uid' must be strings.")
         raise BadRequest("'card' and 'uid' must be strings.")
-    return jsonify(services().table.tap(card=card, uid=uid, seat=seat))
+    return jsonify(services().table.tap(card=card, uid=uid, seat=seat, key=key))
 
 
 # Pairing a control device (companion.pairing): the code is made on the Pi's side, typed on the device.

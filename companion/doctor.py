@@ -226,6 +226,7 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
         if "entries" not in tables:  # the daemon creates its tables on start: nothing is lost
             return [*checks, _without_entries(db, tables)]
         summary, last = _fold(journal)
+        size = _size(journal.size())
         recoveries = journal.recoveries()
     except JournalError as error:  # an entry that is not JSON, an input the rules refuse
         return [*checks, fail("journal", str(error), "see 'Repairing the journal' in docs/operations.md")]
@@ -233,7 +234,7 @@ def check_journal(db: Path, daemon_running: bool) -> list[Check]:
         return [*checks, fail("journal", f"{db} cannot be read as a journal: {error}", backup)]
     finally:
         journal.close()
-    checks.append(ok("journal", f"{db}: {summary}, integrity ok"))
+    checks.append(ok("journal", f"{db}: {summary}, {size}, integrity ok"))
     if wal is not None and wal.torn:
         checks.append(
             warn(
@@ -273,6 +274,20 @@ def _fold(journal: Journal) -> tuple[str, int]:
     game = f"{view['game']} round {view['round']}, {view['status']}" if view.get("game") else "no game"
     last = entries[-1].seq if entries else 0
     return f"{len(entries)} entries (last {last}), {game}", last
+
+
+def _size(size: dict[str, int]) -> str:
+    """The journal's size on disk: the live file (about the current game) and the archive."""
+    text = f"{_kib(size['bytes'])} on disk"
+    if size["archived_entries"] or size["archive_bytes"]:
+        text += (
+            f" + archive {_kib(size['archive_bytes'])} ({size['archived_entries']} entries of finished games)"
+        )
+    return text
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:.0f} KiB" if size < 10 * 2**20 else f"{size / 2**20:.0f} MiB"
 
 
 def _recent(at: str) -> bool:

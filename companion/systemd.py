@@ -5,9 +5,9 @@ sd_notify(3) is one datagram of "KEY=value" lines sent to the unix socket named 
 call here does nothing, so `companion run` behaves the same on a laptop.
 
 The watchdog (WatchdogSec= in the unit) is fed from a thread at half the interval systemd asks for,
-but only after a probe proves the daemon still works: the table's lock can be taken, the journal
-answers a query, and the HTTP listener answers a real request on loopback. A daemon stuck on a
-lock, a dying SD card or a wedged web server stops feeding it, and systemd restarts it.
+but only after a probe proves the daemon still works: the table's lock can be taken (an input stuck
+on the journal holds it) and the HTTP listener answers a real request on loopback. A daemon stuck
+on a lock, a dying SD card or a wedged web server stops feeding it, and systemd restarts it.
 """
 
 from __future__ import annotations
@@ -129,12 +129,13 @@ class Service:
 
 
 def daemon_alive(daemon: Any, listener: tuple[str, int] | None = None) -> None:
-    """Returns only if the table's lock can be taken, the journal answers and (given the server's
-    host and port) the web server answers a request; may block forever."""
+    """Returns only if the table's lock can be taken and (given the server's host and port) the web
+    server answers a request; may block forever.
+
+    An input stuck on the journal (a dying SD card) holds the table's lock, so this stops feeding the
+    watchdog then. It reads nothing from the disk: the journal's integrity is checked at start-up
+    and by `companion doctor`, and a restart would not mend a damaged one."""
     daemon.table.view()  # takes the table's lock
-    # Takes the journal's lock and reads the database. Its verdict is not ours to act on: a damaged
-    # journal is reported by /healthz and `companion doctor`, and a restart would not mend it.
-    daemon.journal.check()
     if listener is not None:
         http_alive(*listener)
 

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from companion.cues import Cue
 from companion.games.base import Action, Engine, Event, GameError, Prompt, Status
-from companion.journal import Entry, Journal, JournalError, effective_entries
+from companion.journal import Entry, Journal, JournalError
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +54,19 @@ class Table:
         self.clock = clock
         self.listeners: list[Listener] = []
         self._lock = threading.RLock()
-        self._events: list[Event] = []  # inputs in force, oldest first (undone ones removed)
+        # Only the current game is held: its inputs in force from its start (undone ones removed);
+        # `game_start` (below) is the start's entry, from which an undo past it reads the game before.
+        self._events: list[Event] = []
         self._game: str | None = None
         self._state: Any = None
         self._view: dict[str, Any] = dict(IDLE_VIEW)  # the public view of (_game, _state), kept current
-        in_force = effective_entries(journal.entries())
+        current = journal.game_in_force()  # reads back to the last start in force, no further
         # The journal entry that started the game in force: its seq and time name the game for good
         # (results published to MQTT carry them, so a restart or a replay never makes a new game).
-        self.game_start: Entry | None = _last_start(in_force)
-        self._refold([entry.event for entry in in_force])
+        # An undo past it reads the game before from there.
+        self.game_start: Entry | None = current[0] if current else None
+        self._events = [entry.event for entry in current]
+        self._settle(*self._fold(self._events))
 
     # Reading
 
@@ -92,12 +96,20 @@ class Table:
 
     # Inputs
 
-    def start(self, game: str, players: list[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def start(
+        self, game: str, players: list[str], options: dict[str, Any] | None = None, key: str | None = None
+    ) -> dict[str, Any]:
         """Start a new game (the previous one stays in the journal: undo brings it back)."""
-        return self.submit({"type": "start", "game": game, "players": players, "options": options or {}})
+        event = {"type": "start", "game": game, "players": players, "options": options or {}}
+        return self.submit(event, key)
 
-    def tap(self, card: str | None = None, uid: str | None = None, seat: int | None = None) -> dict[str, Any]:
-        """A card read by a reader (or the virtual mat): by card id, or by tag UID via the registry."""
+    def tap(
+        self, card: str | None = None, uid: str | None = None, seat: int | None = None, key: str | None = None
+    ) -> dict[str, Any]:
+        """A card read by a reader (or the virtual mat): by card id, or by tag UID via the registry.
+
+        `key` (on every input call) is the request's idempotency key: a repeat of an input journaled
+        with it gets that input's answer again and changes nothing."""
         if card is None and uid is not None:
             card = self.resolve_uid(uid)
             if card is None:
@@ -107,9 +119,9 @@ class Table:
         event: Event = {"type": "tap", "card": card}
         if seat is not None:
             event["seat"] = seat
-        return self.submit(event)
+        return self.submit(event, key)
 
-    def act(self, action: dict[str, Any]) -> dict[str, Any]:
+    def act(self, action: dict[str, Any], key: str | None = None) -> dict[str, Any]:
         """A non-card input (a choice, a pass...). Card taps and starts have their own calls."""
         if not isinstance(action, dict) or not isinstance(action.get("type"), str):
             self._refuse(GameError("An action needs a 'type'."))
@@ -123,37 +135,55 @@ class Table:
                     action = self.engines[self._game].canonical(action)
                 except GameError as error:
                     self._refuse(error)
-            return self.submit(action)
+            return self.submit(action, key)
 
-    def undo(self) -> dict[str, Any]:
-        """Take back the last input in force."""
+    def undo(self, key: str | None = None) -> dict[str, Any]:
+        """Take back the last input in force; past a game's start, the game before comes back."""
+        event: Event = {"type": "undo"}
         with self._lock:
+            replay = self._replay(key, event)
+            if replay is not None:
+                return replay
             if not self._events:
                 self._refuse(GameError("Nothing to undo."))
-            remaining, undone = self._events[:-1], self._events[-1]
-            self._write({"type": "undo"})
-            if undone.get("type") == "start":  # the game before comes back (rare: read the journal)
-                self.game_start = _last_start(effective_entries(self.journal.entries()))
-            self._refold(remaining)
-            view = self.view()
+            remaining, start = self._events[:-1], self.game_start
+            if not remaining and start is not None:  # the start itself: read the game before it
+                try:
+                    before = self.journal.game_in_force(before=start.seq)
+                except JournalError as error:
+                    log.error("%s", error)
+                    self._refuse(GameError("The game before this one cannot be read from the journal."))
+                remaining, start = [entry.event for entry in before], before[0] if before else None
+            game, state = self._fold(remaining)
+            view = self._view_of(game, state)
+            self._write(event, key, view)
+            self._events, self.game_start = remaining, start
+            self._settle(game, state, view)
             self._emit([Cue("undo", text="Took back the last input.")], view)
             return view
 
-    def submit(self, event: Event) -> dict[str, Any]:
+    def submit(self, event: Event, key: str | None = None) -> dict[str, Any]:
         """Check, journal, apply and announce one input; raise GameError (after an error cue) if refused."""
         with self._lock:
+            replay = self._replay(key, event)
+            if replay is not None:
+                return replay
             try:
-                game, state, cues = self._next(event)
+                game, state, cues = self._next(event, self._game, self._state)
             except GameError as error:
                 self._refuse(error)
             asked_before = self._asking()
-            entry = self._write(event)
-            if event.get("type") == "start":
-                self.game_start = entry
-            self._events.append(event)
-            view = self._settle(game, state)
+            view = self._view_of(game, state)
+            entry = self._write(event, key, view)
+            if event.get("type") == "start":  # a new game: the one before is read back only on undo
+                self._events, self.game_start = [event], entry
+            else:
+                self._events.append(event)
+            self._settle(game, state, view)
             cues = [*cues, *self._your_turn(asked_before, event, cues)]
             self._emit(cues, view)
+            if event.get("type") == "start":
+                self.journal.archive(before=entry.seq)  # after the cues: the games before go to the archive
             return view
 
     def _asking(self) -> tuple[int | None, int]:
@@ -191,8 +221,8 @@ class Table:
 
     # Internals
 
-    def _next(self, event: Event) -> tuple[str, Any, list[Cue]]:
-        """What `event` would make of the table, without changing it."""
+    def _next(self, event: Event, current: str | None, state: Any) -> tuple[str, Any, list[Cue]]:
+        """What `event` would make of the game `current` in `state`, without changing the table."""
         if event.get("type") == "start":
             game = event.get("game")
             if not isinstance(game, str) or game not in self.engines:
@@ -204,41 +234,55 @@ class Table:
                 raise GameError("Options must be an object.")
             state = engine.setup(event.get("players"), options)  # type: ignore[arg-type]
             return game, state, [Cue("game-started", text=f"{engine.data.title} begins.")]
-        if self._game is None:
+        if current is None:
             raise GameError("No game is running: start one from the control page.")
-        engine = self.engines[self._game]
-        state, cues = engine.apply(self._state, event)
-        return self._game, state, cues
+        engine = self.engines[current]
+        state, cues = engine.apply(state, event)
+        return current, state, cues
 
-    def _write(self, event: Event) -> Entry:
+    def _replay(self, key: str | None, event: Event) -> dict[str, Any] | None:
+        """The answer already given to the input journaled with `key`, if there is one."""
+        if key is None:
+            return None
+        prior = self.journal.keyed(key)
+        if prior is None:
+            return None
+        if prior.event != event:
+            self._refuse(GameError(f"The Idempotency-Key {key!r} was already used for another input."))
+        if prior.answer is None:  # archived with a finished game: the input is there, its answer not
+            self._refuse(GameError(f"That input was already recorded (entry {prior.seq}); nothing changed."))
+        return prior.answer
+
+    def _write(self, event: Event, key: str | None, view: dict[str, Any]) -> Entry:
         at = self.clock()
         try:
-            return Entry(self.journal.append(event, at), at, event)
+            seq = self.journal.append(event, at, key=key, answer=view if key is not None else None)
+            return Entry(seq, at, event, key)
         except JournalError as error:
             log.error("%s", error)
             message = "The table could not record that input; nothing changed. Check the disk."
             self._refuse(GameError(message))
 
-    def _refold(self, events: list[Event]) -> None:
-        """Rebuild the current game from the inputs in force (at start-up and after an undo)."""
-        self._game, self._state = None, None
-        # Only the current game matters: fold from the last start in force, not from the first game
-        # this table ever saw, so start-up and undo stay quick however long the journal grows.
-        starts = [i for i, event in enumerate(events) if event.get("type") == "start"]
-        for event in events[starts[-1] if starts else 0 :]:
+    def _fold(self, events: list[Event]) -> tuple[str | None, Any]:
+        """The game that the inputs in force, from a start, make (at start-up and after an undo)."""
+        game: str | None = None
+        state: Any = None
+        for event in events:
             try:
-                self._game, self._state, _ = self._next(event)
+                game, state, _ = self._next(event, game, state)
             except GameError as error:
                 raise JournalError(
                     f"the journal holds an input the rules refuse ({event}): {error}"
                 ) from error
-        self._events = list(events)
-        self._settle(self._game, self._state)
+        return game, state
 
-    def _settle(self, game: str | None, state: Any) -> dict[str, Any]:
-        """Make (game, state) the table's current game and compute its public view once."""
+    def _view_of(self, game: str | None, state: Any) -> dict[str, Any]:
+        return dict(IDLE_VIEW) if game is None else self.engines[game].public_view(state)
+
+    def _settle(self, game: str | None, state: Any, view: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Make (game, state) the table's current game, with its public view computed once."""
         self._game, self._state = game, state
-        self._view = dict(IDLE_VIEW) if game is None else self.engines[game].public_view(state)
+        self._view = self._view_of(game, state) if view is None else view
         return self._view
 
     def _refuse(self, error: GameError, **data: Any) -> NoReturn:
@@ -258,7 +302,3 @@ class Table:
                     listener(kind, payload)
                 except Exception:  # one broken output must not stop the table or the others
                     log.exception("a %s listener failed", kind)
-
-
-def _last_start(entries: list[Entry]) -> Entry | None:
-    return next((entry for entry in reversed(entries) if entry.event.get("type") == "start"), None)

@@ -73,6 +73,7 @@ def test_a_healthy_table_passes_with_one_line_per_check(tmp_path: Path, capsys: 
     assert only(lines, "token") == "ok   token: a control token is set"
     journal = only(lines, "journal")
     assert journal.startswith(f"ok   journal: {db}: 3 entries (last 3), spy-team round 1, playing"), journal
+    assert "KiB on disk" in journal and "archive" not in journal  # one game: nothing archived yet
     assert only(lines, "port").startswith("ok   port:") and "is free" in lines["port"][0]
     assert only(lines, "reader").startswith("ok   reader: the virtual reader")
     assert only(lines, "disk").startswith("ok   disk:")
@@ -310,3 +311,30 @@ def test_a_damaged_card_registry_fails_and_says_how_to_restore_it(tmp_path: Path
     registry = only(lines, "registry")
     assert registry.startswith("FAIL registry:") and str(tmp_path / "cards.db") in registry, registry
     assert "companion cards import" in registry
+
+
+def test_the_journal_line_shows_its_size_and_the_archive_of_finished_games(
+    tmp_path: Path, capsys: Any
+) -> None:
+    db = tmp_path / "journal.db"
+    game_journal(db)
+    game_journal(db, inputs=1)  # a second game: the first one is archived
+    _, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    journal = only(lines, "journal")
+    assert journal.startswith(f"ok   journal: {db}: 5 entries (last 5), spy-team round 1, playing"), journal
+    assert "+ archive" in journal and "(3 entries of finished games)" in journal, journal
+
+
+def test_a_database_that_is_not_a_journal_fails_in_one_line(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "journal.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE entries (x)")
+    status, lines = run_doctor(
+        capsys, "--config", str(write_config(tmp_path)), "--db", str(db), "--port", str(free_port())
+    )
+    assert status == 1
+    assert only(lines, "journal").startswith(
+        f"FAIL journal: {db} is not a companion journal: its entries table"
+    )

@@ -54,13 +54,34 @@ const Companion = (() => {
   function token() { return localStorage.getItem("companionToken") || ""; }
   function setToken(value) { localStorage.setItem("companionToken", value); }
 
-  // A control call: resolves to the JSON answer, rejects with Error(message) on a refusal.
+  // The table's inputs: a POST to one of these carries an Idempotency-Key, so it is safe to send again.
+  const KEYED = new Set(["/api/games", "/api/actions", "/api/undo", "/api/taps"]);
+  const RETRY_DELAYS = [300, 1000, 3000]; // ms before each new try after a network error
+
+  // A fresh key per user action (crypto.randomUUID needs https; getRandomValues does not).
+  function newKey() {
+    return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // A control call: resolves to the JSON answer, rejects with Error(message) on a refusal. An input
+  // whose answer was lost to the network is sent again with the same key: the table applies it once.
   async function api(method, path, body) {
-    const response = await fetch(path, {
-      method,
-      headers: {"Content-Type": "application/json", "Authorization": `Bearer ${token()}`},
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const headers = {"Content-Type": "application/json", "Authorization": `Bearer ${token()}`};
+    const keyed = method === "POST" && KEYED.has(path);
+    if (keyed) headers["Idempotency-Key"] = newKey();
+    const init = {method, headers, body: body === undefined ? undefined : JSON.stringify(body)};
+    let response;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(path, init);
+        break;
+      } catch (err) { // no answer at all: the input may or may not have landed
+        if (!keyed || attempt >= RETRY_DELAYS.length) throw err;
+        await sleep(RETRY_DELAYS[attempt]);
+      }
+    }
     const data = await response.json().catch(() => ({error: `HTTP ${response.status}`}));
     if (!response.ok) {
       const err = new Error(data.error || `HTTP ${response.status}`);
