@@ -498,9 +498,9 @@ def _has_key_column(db: sqlite3.Connection, path: str, read_only: bool) -> bool:
     if columns in ((), ENTRY_COLUMNS, ENTRY_COLUMNS[:3]):
         return columns == ENTRY_COLUMNS
     raise JournalSchemaError(
-        f"{path} is not a companion journal: its entries table has the columns "
-        f"({', '.join(columns)}), a journal's are ({', '.join(ENTRY_COLUMNS)}); "
-        "check the journal path in the config, or move the file away"
+        f"{path}: not a journal this version can use (its entries table has the columns "
+        f"({', '.join(columns)}), a journal's are ({', '.join(ENTRY_COLUMNS)})): move it away to start "
+        "a new one, or point [journal] path at the right file"
     )
 
 

@@ -336,5 +336,5 @@ def test_a_database_that_is_not_a_journal_fails_in_one_line(tmp_path: Path, caps
     )
     assert status == 1
     assert only(lines, "journal").startswith(
-        f"FAIL journal: {db} is not a companion journal: its entries table"
+        f"FAIL journal: {db}: not a journal this version can use (its entries table"
     )
