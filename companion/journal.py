@@ -24,7 +24,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -427,7 +427,7 @@ class Journal:
         first = self._db.execute("SELECT min(seq) FROM entries").fetchone()[0]
         return 2**62 if first is None else int(first)
 
-    def _backwards(self, before: int | None) -> Iterator[Entry]:
+    def _backwards(self, before: int | None) -> Generator[Entry, None, None]:
         """Entries newest first, from just before `before`: the live file, then the archive. Rows are
         stepped one at a time, so a reader that stops early has read only what it used."""
         limit = 2**62 if before is None else before
