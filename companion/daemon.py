@@ -44,6 +44,7 @@ class Daemon:
         self.registry = Registry.for_daemon(registry_path(config))  # UID -> card, for tags without an id
         try:
             self.table = Table(self.journal, engines, resolve_uid=self.registry.lookup)
+            self.journal.verify()  # once, after the table archived finished games: about one game long
         except sqlite3.DatabaseError as error:
             self.journal.close()
             raise JournalError(unusable_journal(config.db, error)) from None

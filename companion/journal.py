@@ -137,8 +137,9 @@ class Journal:
         if created and not self.read_only:
             sync_directory(Path(self.path).parent)  # the new file's name is on disk too
         self._has_key = _has_key_column(self._db, self.path, self.read_only)
-        # Checked once here and in doctor; /healthz and the watchdog read this answer, never the disk.
-        self.integrity = "not checked" if read_only else self._quick_check()
+        # Checked once at start-up (`verify`) and in doctor; /healthz and the watchdog read this
+        # answer, never the disk.
+        self.integrity = "not checked"
         if self.read_only and not read_only:
             from companion.systemd import sandbox_write_hint
 
@@ -182,6 +183,14 @@ class Journal:
             return db
         except sqlite3.Error as error:
             raise JournalError(f"cannot open the journal {path}: {error}") from error
+
+    def verify(self) -> str:
+        """Run SQLite's quick check of the live file once and keep the verdict in `integrity`. It
+        reads the whole file: the daemon calls it at start-up, after the table has moved finished
+        games to the archive, so it costs about one game's worth of pages."""
+        with self._lock:
+            self.integrity = self._quick_check()
+        return self.integrity
 
     def _quick_check(self) -> str:
         try:
@@ -289,7 +298,8 @@ class Journal:
                 self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 self._db.execute("VACUUM")
             else:
-                self._db.execute("PRAGMA incremental_vacuum").fetchall()  # runs one page per step
+                # executescript steps it to the end (execute frees one page per call)
+                self._db.executescript("PRAGMA incremental_vacuum;")
         except sqlite3.Error as error:
             log.warning("could not shrink the journal after an archive: %s", error)
 

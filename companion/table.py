@@ -67,6 +67,8 @@ class Table:
         self.game_start: Entry | None = current[0] if current else None
         self._events = [entry.event for entry in current]
         self._settle(*self._fold(self._events))
+        if self.game_start is not None:  # finished games still in the live file (a journal from
+            journal.archive(before=self.game_start.seq)  # before archives, or one a crash cut short)
 
     # Reading
 

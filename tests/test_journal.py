@@ -82,7 +82,11 @@ def test_start_up_reads_the_journal_back_to_the_last_start_in_force_and_no_furth
         rows = [("t", json.dumps({"type": "note", "n": n})) for n in range(2000)]
         rows.append(("t", json.dumps({"type": "start", "game": "spy-team", "players": ["A", "B", "C", "D"]})))
         conn.executemany("INSERT INTO entries (at, event) VALUES (?, ?)", rows)
-    table = spy_team_table(tmp_path / "j.db")
+    reader = Table(Journal(tmp_path / "j.db", read_only=True), build_engines(load_catalog()))
+    assert reader.view()["status"] == "playing" and reader.journal.rows_read == 1  # the start only
+    reader.journal.close()
+    table = spy_team_table(tmp_path / "j.db")  # the daemon's table moves the old games away at once
+    assert table.journal.size()["entries"] == 1 and table.journal.size()["archived_entries"] == 2000
     play_a_round_start(table, ["Ann", "Bob", "Cid", "Dee"])
     table.tap(card="spy-team/red-3")
     table.tap(card="spy-team/red-9")
@@ -208,7 +212,8 @@ def test_a_new_journal_syncs_the_folders_it_created(tmp_path: Path, monkeypatch:
     assert synced == []  # nothing new: nothing to sync
 
 
-def test_the_integrity_check_runs_once_when_the_journal_opens(tmp_path: Path) -> None:
+def test_the_integrity_check_runs_when_asked_and_its_verdict_is_kept(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.db")
-    assert journal.integrity == "ok"
+    assert journal.integrity == "not checked"
+    assert journal.verify() == "ok" and journal.integrity == "ok"
     journal.close()
