@@ -221,3 +221,25 @@ def test_a_new_turn_of_the_same_seat_is_your_turn_again(tmp_path: Path) -> None:
     table.act({"type": "assist"})
     turns = [(p["seat"], p["text"]) for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
     assert table.current_seat() == 0 and turns == [(0, "Ann: draw a card (extra turn).")]
+
+
+def test_the_game_in_force_is_named_by_the_entry_that_started_it(tmp_path: Path) -> None:
+    """`game_start` (the id MQTT results carry, docs/mqtt.md) stays the same across a restart and
+    follows an undo past a start back to the game before."""
+    table, _ = new_table(tmp_path / "j.db")
+    assert table.game_start is None
+    ready(table)
+    first = table.game_start
+    assert first is not None and first.seq == 1 and first.event["type"] == "start"
+    table.tap(card="spy-team/red-3")
+    assert table.game_start == first
+    table.start("spy-team", ["W", "X", "Y", "Z"], {"start": 2})
+    second = table.game_start
+    assert second is not None and second.seq == 5 and second.at >= first.at
+    table.journal.close()
+    table, _ = new_table(tmp_path / "j.db")
+    assert table.game_start == second
+    table.undo()  # the second start: the first game is back, with its own name
+    assert table.game_start == first
+    table.journal.close()
+    assert new_table(tmp_path / "j.db")[0].game_start == first
