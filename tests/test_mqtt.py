@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -296,6 +297,30 @@ def test_an_undone_round_is_retracted(daemon_on_broker: Daemon, broker: Broker, 
         store.record(message.json())
     assert store.results() == []
     heard.close()
+
+
+def test_a_broker_that_hangs_never_holds_up_the_table(daemon_on_broker: Daemon, broker: Broker) -> None:
+    """The broker frozen (SIGSTOP: it accepts nothing, answers nothing): a whole round is played as
+    if it were not there; once it thaws, the round's result arrives."""
+    heard = Listener(broker, "companion/den/result")
+    client = daemon_on_broker.app.test_client()
+    assert broker.process is not None
+    broker.process.send_signal(signal.SIGSTOP)
+    try:
+        played = threading.Thread(target=lambda: play_round(client), daemon=True)
+        played.start()
+        played.join(timeout=30)
+        assert not played.is_alive(), "the table waited for a frozen broker"
+        assert client.get("/api/state").get_json()["rounds"][0]["winners"] == [0, 2]
+    finally:
+        broker.process.send_signal(signal.SIGCONT)
+    assert heard.wait(lambda: heard.on("companion/den/result"))[0].json()["round"] == 1
+    heard.close()
+
+
+def play_round(client: Any) -> None:
+    client.post("/api/games", json={"game": SPY_TEAM, "players": ["A", "B", "C", "D"]}, headers=AUTH)
+    sabotage_round(client, "1/5")
 
 
 # Home Assistant's documented configuration keys (home-assistant.io, integrations/sensor.mqtt and
