@@ -46,11 +46,11 @@ def run_arguments(port: int, db: Path) -> list[str]:
 
 @contextmanager
 def running_companion(
-    db: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    db: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, port: int | None = None
 ) -> Iterator[Server]:
-    """Start `companion run` on a free port (with `env` added to the environment) and wait until
-    /healthz answers."""
-    port = free_port()
+    """Start `companion run` on `port` (default: a free one), with `env` added to the environment, and
+    wait until /healthz answers."""
+    port = port or free_port()
     env = {**os.environ, "COMPANION_TOKEN": TOKEN, **(env or {})}
     command = [sys.executable, "-m", "companion.cli", *run_arguments(port, db), *args]
     process = subprocess.Popen(

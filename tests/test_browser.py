@@ -61,7 +61,8 @@ def test_the_control_page_plays_a_card_from_the_virtual_mat(browser: Browser, se
     expect(red9).to_have_attribute("data-by", "Ann")
     state: Any = server.call("GET", "/api/state")
     assert state["trick"][0]["card"] == "spy-team/red-9"
-    # A refused tap shows the engine's message.
+    # A refused tap shows the engine's message (a second click within 600 ms would be one tap).
+    page.wait_for_timeout(650)
     page.click('.mat button[data-card="spy-team/red-9"]')
     expect(page.locator("#message")).to_contain_text("already")
     # Undo takes two taps: the first only arms the button.

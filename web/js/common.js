@@ -42,12 +42,17 @@ const Companion = (() => {
   }
 
   // The live connection: calls onState(view) and onCue(cue); reconnects by itself (EventSource does).
+  // A stream the browser gave up on (an answer that is not a stream, e.g. while the table restarts)
+  // is opened again after a moment; the table sends its current state first.
   function connect(onState, onCue, onStatus) {
     const source = new EventSource("/api/events");
     source.addEventListener("state", (e) => onState(JSON.parse(e.data)));
     source.addEventListener("cue", (e) => onCue(JSON.parse(e.data)));
     source.onopen = () => onStatus && onStatus(true);
-    source.onerror = () => onStatus && onStatus(false);
+    source.onerror = () => {
+      if (onStatus) onStatus(false);
+      if (source.readyState === EventSource.CLOSED) setTimeout(() => connect(onState, onCue, onStatus), 2000);
+    };
     return source;
   }
 

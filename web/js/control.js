@@ -22,11 +22,21 @@
     const saved = !!token();
     $("token-state").textContent = saved ? "saved" : "needed for every control";
     $("token-panel").classList.toggle("folded", saved);
+    lockWithoutToken();
     let change = $("token-change");
     if (!change) {
       change = h("button", {id: "token-change", type: "button", class: "link",
         onclick: () => { $("token-panel").classList.remove("folded"); $("token").focus(); }}, "change");
       $("token-panel").querySelector("h2").append(" ", h("span", {class: "token-saved"}, "✓ saved "), change);
+    }
+  }
+
+  // Without a token every control would be refused: its buttons stay disabled until one is saved.
+  function lockWithoutToken() {
+    const locked = !token();
+    document.body.classList.toggle("no-token", locked);
+    for (const button of document.querySelectorAll("#actions button, #mat button, #undo, #start-form button")) {
+      button.disabled = locked;
     }
   }
 
@@ -51,7 +61,8 @@
       say(done, true);
       return true;
     } catch (err) {
-      say(err.status === 401 ? `${err.message} Enter it above.` : err.message, false);
+      say(err.status === 401 ? "The table did not accept this device's token: enter the table's token under Token."
+        : err.message, false);
       if (err.status === 401) {
         $("token-panel").classList.remove("folded");
         $("token-panel").scrollIntoView({block: "start"});
@@ -117,7 +128,8 @@
       if (input.value === "") continue;
       options[input.dataset.option] = input.dataset.type === "int" ? Number(input.value) : input.value;
     }
-    send("POST", "/api/games", {game: $("game").value, players, options}, "Game started.");
+    send("POST", "/api/games", {game: $("game").value, players, options}, "Game started.")
+      .then((ok) => { if (ok) formEdited = false; });
   }
 
   $("game").addEventListener("change", showOptions);
@@ -140,7 +152,7 @@
     const label = action.label;
     const run = () => send("POST", "/api/actions", action, `Done: ${label}`);
     const guard = action.confirm === true;
-    const classes = [selected ? "selected" : "", guard ? "danger" : ""].join(" ").trim();
+    const classes = [selected ? "selected" : "", guard ? "danger" : "", action.primary ? "primary" : ""].join(" ").trim();
     const button = h("button", {type: "button", class: classes || null, "aria-label": label,
       "aria-pressed": selected ? "true" : null, onclick: guard ? null : run}, text || label);
     if (guard) guarded(button, `Tap again: ${label}`, run);
@@ -153,6 +165,11 @@
     $("prompt").textContent = prompt.text || "";
     $("prompt").className = `prompt-text${seat !== null && seat !== undefined ? " turn" : ""}`;
     const actions = prompt.actions || [];
+    if (view.status === "game-over" && view.game) {
+      $("actions").replaceChildren(h("button", {type: "button", class: "primary", onclick: playAgain},
+        "Play again (same players)"));
+      return;
+    }
     const grouper = view.game && renderer(view.game).groupActions;
     const groups = grouper ? grouper(view, actions) : null;
     if (!groups) {
@@ -194,6 +211,15 @@
       return [c, shared ? `${labels[i]} #${c.id.split("-").pop()}` : labels[i]];
     });
   }
+  // A double click is one tap: the same card again within 600 ms is not sent (a real reader debounces too).
+  let lastTap = {card: null, at: 0};
+  function tapOnce(card) {
+    const now = Date.now();
+    if (lastTap.card === card && now - lastTap.at < 600) return;
+    lastTap = {card, at: now};
+    send("POST", "/api/taps", {card}, "Tap sent.");
+  }
+
   function showMat() {
     if (enrolling) {
       $("mat").replaceChildren(h("p", {class: "mat-off"}, `Off while ${enrolling.title} is being enrolled: `
@@ -221,7 +247,7 @@
         h("h3", {}, key.replace(/-/g, " ")),
         h("div", {class: game.matNumbers ? "mat" : "mat words"}, matLabels(key, cards).map(([c, label]) =>
           h("button", {type: "button", class: c.colour || "", title: c.id, "aria-label": c.name,
-            dataset: {card: c.id}, onclick: () => send("POST", "/api/taps", {card: c.id}, "Tap sent.")}, label))))));
+            dataset: {card: c.id}, onclick: () => tapOnce(c.id)}, label))))));
     }
     const used = new Set(view.played || []);
     const onTable = new Map((Array.isArray(view.trick) ? view.trick : []).map((p) => [p.card, p.seat]));
@@ -249,8 +275,27 @@
     document.body.dataset.status = view.status || "";
     showPrompt();
     showMat();
+    followForm();
+    lockWithoutToken();
     if (view.game) renderer(view.game).render(view, $("board"));
     else $("board").replaceChildren(h("p", {}, "No game yet."));
+  }
+
+  // The new-game form follows the game being played, on every device, until the host edits it.
+  let formEdited = false;
+  $("start-form").addEventListener("input", () => { formEdited = true; });
+  function followForm() {
+    if (formEdited || !view.game || !gameInfo(view.game)) return;
+    const names = view.players.map((p) => p.name).join(", ");
+    if ($("game").value === view.game && $("players").value === names) return;
+    $("game").value = view.game;
+    $("players").value = names;
+    showOptions();
+  }
+
+  // "Play again": the same game with the same players, in the same seats.
+  function playAgain() {
+    send("POST", "/api/games", {game: view.game, players: view.players.map((p) => p.name)}, "Game started.");
   }
 
   // The cues of one input arrive together (a trick, its mission, the round...): only the newest of
@@ -267,7 +312,9 @@
     }
   }
 
-  guarded($("undo"), "Tap again to undo", () => send("POST", "/api/undo", undefined, "Took back the last input."));
+  // Undo after the game is over brings it back: the second tap says so.
+  guarded($("undo"), () => (view && view.status === "game-over" ? "Tap again: undo brings the finished game back"
+    : "Tap again to undo"), () => send("POST", "/api/undo", undefined, "Took back the last input."));
   document.addEventListener("click", () => Sounds.enable(), {once: true});
 
   const ready = Companion.loadCatalog();

@@ -87,6 +87,22 @@
   }).catch(() => {});
   // The stream opens at once; what it brings waits (in order) for the games and cues.
   const ready = Companion.loadCatalog();
-  connect((v) => ready.then(() => show(v)), (c) => ready.then(() => cue(c)),
-    (open) => setHealth(open ? "Live" : "Reconnecting…", open));
+  connect((v) => ready.then(() => show(v)), (c) => ready.then(() => cue(c)), linked);
+
+  // Offline must be obvious: after OFFLINE_AFTER without the table the board dims and says so (what
+  // it shows may be out of date); the stream's return brings the current state and clears it.
+  const OFFLINE_AFTER = 3000; // ms
+  let offlineTimer = null;
+  function linked(open) {
+    setHealth(open ? "Live" : "Reconnecting…", open);
+    if (open) {
+      clearTimeout(offlineTimer);
+      offlineTimer = null;
+      document.body.classList.remove("offline");
+    } else if (!offlineTimer && !document.body.classList.contains("offline")) {
+      offlineTimer = setTimeout(() => { offlineTimer = null; document.body.classList.add("offline"); }, OFFLINE_AFTER);
+    }
+  }
+  document.body.append(h("div", {id: "offline", role: "alert"},
+    h("strong", {}, "No connection to the table"), h("span", {}, "The board may be out of date. Reconnecting…")));
 })();

@@ -1,0 +1,94 @@
+"""The control page's flow and the scoreboard's connection, in Chromium: controls locked without a
+token and a wrong one said in plain words, the main next step standing out, one tap for a double
+click, "Play again", the new-game form following the game, a warning before undoing a finished game,
+and a scoreboard that dims after 3 s without the table and comes back by itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.scripted_games import spy
+from tests.servers import TOKEN, Server, running_companion
+
+
+def page_at(browser: Browser, url: str, width: int = 390, height: int = 844) -> Page:
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(10_000)
+    page.goto(url)
+    return page
+
+
+def test_controls_need_a_token_and_a_wrong_one_is_said_plainly(browser: Browser, server: Server) -> None:
+    page = page_at(browser, server.url + "/control")
+    expect(page.locator("#undo")).to_be_disabled()
+    expect(page.locator("#start-form button[type=submit]")).to_be_disabled()
+    page.fill("#token", "not-the-token")
+    page.click("#token-form button[type=submit]")
+    expect(page.locator("#undo")).to_be_enabled()
+    page.fill("#players", "Ann, Bob, Cid, Dee")
+    page.click("#start-form button[type=submit]")
+    message = page.locator("#message")
+    expect(message).to_contain_text("did not accept this device's token")
+    assert "Bearer" not in message.inner_text()
+    page.close()
+
+
+def test_the_main_step_stands_out_and_a_double_click_is_one_tap(browser: Browser, server: Server) -> None:
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
+    page = page_at(browser, f"{server.url}/control#token={TOKEN}")
+    page.dblclick('#mat button[data-card="spy/green-spy"]')
+    expect(page.locator("#message")).to_have_text("Tap sent.")
+    page.wait_for_timeout(300)
+    state = server.call("GET", "/api/state")
+    assert [p["colour"] for p in state["players"]] == ["green", None]  # one claim, no refusal
+    server.call("POST", "/api/taps", {"card": "spy/red-spy"})
+    main = page.locator("#actions button.primary")
+    expect(main).to_have_text(re.compile("passes"))
+    assert main.evaluate("b => b === b.parentElement.firstElementChild || getComputedStyle(b).order === '-1'")
+    assert float(main.evaluate("b => parseFloat(getComputedStyle(b).fontSize)")) > float(
+        page.locator("#undo").evaluate("b => parseFloat(getComputedStyle(b).fontSize)")
+    )
+    page.close()
+
+
+def test_play_again_the_form_follows_and_undo_warns_after_game_over(browser: Browser, server: Server) -> None:
+    host = page_at(browser, f"{server.url}/control#token={TOKEN}")
+    other = page_at(browser, f"{server.url}/control#token={TOKEN}", 1280, 800)
+    list(spy(server.call))  # a SPY game to its end, from "another device"
+    # Every device's form shows the game being played.
+    for page in (host, other):
+        expect(page.locator("#game")).to_have_value("spy")
+        expect(page.locator("#players")).to_have_value("Annabel, Bartholomew, Cy")
+    host.click("#undo")
+    expect(host.locator("#undo")).to_have_text("Tap again: undo brings the finished game back")
+    host.locator("#undo").evaluate("b => b.blur()")
+    play_again = host.get_by_role("button", name="Play again (same players)")
+    play_again.click()
+    expect(host.locator("#message")).to_have_text("Game started.")
+    state = server.call("GET", "/api/state")
+    assert state["game"] == "spy" and state["status"] != "game-over"
+    assert [p["name"] for p in state["players"]] == ["Annabel", "Bartholomew", "Cy"]
+    host.close()
+    other.close()
+
+
+def test_the_scoreboard_dims_without_the_table_and_resyncs(browser: Browser, tmp_path: Path) -> None:
+    db = tmp_path / "journal.db"
+    with running_companion(db) as first:
+        port = first.port
+        page = page_at(browser, first.url + "/", 1280, 800)
+        expect(page.locator("#health")).to_have_text("Live")
+        first.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
+        expect(page.locator("#title")).to_have_text("SPY")
+    # The table is gone: after 3 s the board dims and says so.
+    expect(page.locator("body")).to_have_class(re.compile(r"\boffline\b"), timeout=8_000)
+    expect(page.locator("#offline")).to_contain_text("No connection to the table")
+    with running_companion(db, port=port) as back:
+        back.call("POST", "/api/taps", {"card": "spy/green-spy"})
+        expect(page.locator("body")).not_to_have_class(re.compile(r"\boffline\b"), timeout=15_000)
+        expect(page.locator("#offline")).to_be_hidden()
+        expect(page.locator('.seat[data-seat="0"]')).to_have_class(re.compile(r"\bgreen\b"))
+    page.close()
