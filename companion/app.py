@@ -19,7 +19,7 @@ from companion.pairing import Pairing
 from companion.presentation import presentation
 from companion.resources import web_dir
 from companion.services import EXTENSION, Services
-from companion.static import StaticFiles
+from companion.static import StaticFiles, compress_answer
 from companion.table import Table
 
 MAX_REQUEST_BYTES = 16 * 1024
@@ -64,6 +64,8 @@ def create_app(
             f"This table does not answer to the name {host!r}: use its address or a name in [server] hosts."
         )
         return jsonify({"error": message}), 421
+
+    app.after_request(compress_answer)  # JSON answers: gzip and ETag (companion.static)
 
     @app.get("/static/<path:filename>")
     def static(filename: str) -> Any:

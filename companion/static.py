@@ -17,6 +17,7 @@ import hashlib
 import mimetypes
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from flask import Response, request
@@ -87,3 +88,35 @@ def _asset(name: str, body: bytes) -> Asset:
         packed = gzip.compress(body, compresslevel=9, mtime=0)
         gzipped = packed if len(packed) < len(body) else None
     return Asset(body, gzipped, hashlib.sha256(body).hexdigest()[:16], mimetype)
+
+
+COMPRESS_FROM = 1024  # bytes: smaller answers are not worth a gzip header
+
+
+def compress_answer(response: Response) -> Response:
+    """A JSON answer of the API, gzipped for a browser that takes it and made conditional on its
+    ETag (`/api/games` is 190 KB of catalogue that never changes while the daemon runs: a reload
+    gets a 304). Event streams and files are left alone (files are served above)."""
+    if (
+        request.method not in ("GET", "HEAD")
+        or response.status_code != 200
+        or response.direct_passthrough
+        or response.is_streamed
+        or response.mimetype != "application/json"
+    ):
+        return response
+    body = response.get_data()
+    response.set_etag(hashlib.sha256(body).hexdigest()[:16])
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["Vary"] = "Accept-Encoding"
+    response.make_conditional(request)
+    if response.status_code == 200 and len(body) >= COMPRESS_FROM and request.accept_encodings["gzip"] > 0:
+        response.set_data(_gzipped(body))
+        response.headers["Content-Encoding"] = "gzip"
+    return response
+
+
+@lru_cache(maxsize=8)
+def _gzipped(body: bytes) -> bytes:
+    """The same few answers (the catalogue, the current view) are asked for again and again."""
+    return gzip.compress(body, compresslevel=6, mtime=0)
