@@ -103,3 +103,28 @@ def test_companion_pair_shows_a_code_made_by_the_running_daemon(tmp_path: Path) 
         )
         with urllib.request.urlopen(request, timeout=5) as response:
             assert response.status == 200 and "HttpOnly" in response.headers["Set-Cookie"]
+
+
+def test_a_phone_paired_in_chromium_starts_a_game_without_ever_holding_the_token(
+    browser: Any, server: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    from tests.servers import TOKEN
+
+    code = server.call("POST", "/api/pairing")["code"]  # what `companion pair` shows on the Pi
+    page = browser.new_page(viewport={"width": 360, "height": 740})
+    page.set_default_timeout(10_000)
+    page.goto(server.url + "/pair")
+    page.fill("#code", code)
+    page.click("#pair-form button")
+    page.wait_for_url("**/control")
+    expect(page.locator("#token-state")).to_contain_text("paired")
+    page.fill("#players", "Ann, Bob, Cid, Dee")
+    page.click("#start-form button[type=submit]")
+    expect(page.locator("#message")).to_contain_text("started")
+    assert server.call("GET", "/api/state")["game"] is not None
+    assert page.evaluate("localStorage.getItem('companionToken')") in (None, "")
+    assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts cannot read it
+    assert TOKEN not in page.content()
+    page.close()

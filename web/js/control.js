@@ -10,7 +10,11 @@
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) { setToken(fromHash); history.replaceState(null, "", location.pathname); }
   $("token").value = token();
+  // A device paired with a code (/pair) holds an HttpOnly cookie instead of the token: ask the table.
+  let paired = false;
   showTokenState();
+  fetch("/api/pair").then((r) => r.json()).then((state) => { paired = !!state.paired; showTokenState(); })
+    .catch(() => {});
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     setToken($("token").value.trim());
@@ -19,8 +23,9 @@
 
   // With a token saved the panel folds to one line (it is only needed again to change the token).
   function showTokenState() {
-    const saved = !!token();
-    $("token-state").textContent = saved ? "saved" : "needed for every control";
+    const saved = !!token() || paired;
+    $("token-state").textContent = paired && !token() ? "not needed: this device is paired"
+      : saved ? "saved" : "needed for every control";
     $("token-panel").classList.toggle("folded", saved);
     lockWithoutToken();
     let change = $("token-change");
@@ -33,7 +38,7 @@
 
   // Without a token every control would be refused: its buttons stay disabled until one is saved.
   function lockWithoutToken() {
-    const locked = !token();
+    const locked = !token() && !paired;
     document.body.classList.toggle("no-token", locked);
     for (const button of document.querySelectorAll("#actions button, #mat button, #undo, #start-form button")) {
       button.disabled = locked;
