@@ -229,7 +229,7 @@ def test_the_reveal_seat_by_seat() -> None:
     }
     game.refused({"type": "tap", "card": cid("spy-1")}, "never dealt")
     assert game.tap("seer-1") == ["card-revealed"] and game.seat == 2  # the table says "your turn"
-    game.refused({"type": "tap", "card": cid("seer-1")}, r"Seer \(peanuts/seer-1\) is Bob's Role")
+    game.refused({"type": "tap", "card": cid("seer-1")}, r"Seer #1 is Bob's Role")
     game.refused({"type": "tap", "card": cid("agent-1"), "seat": 1}, "already shown")
     game.refused({"type": "draw"}, "Not now")
     game.tap("agent-1", seat=0)  # a seat reader may answer out of turn

@@ -400,7 +400,7 @@ def test_refused_inputs_answer_409_and_journal_nothing(daemon: Daemon, client: A
     entries, view = journaled(daemon), state(client)
     cues.clear()
     refusals = [
-        ({"tap": "handler-1"}, "Handler (peanuts/handler-1) is Cy's Role"),  # a card known elsewhere
+        ({"tap": "handler-1"}, "Handler #1 is Cy's Role"),  # a card known elsewhere
         ({"tap": "seer-2"}, "in Ann's discard pile"),
         ({"tap": "assassin-2"}, "set aside"),
         ({"type": "draw"}, "Not now"),  # Bob has drawn already
@@ -422,7 +422,7 @@ def test_refused_inputs_answer_409_and_journal_nothing(daemon: Daemon, client: A
     for step, message in [
         ({"tap": "spy-1"}, "False claim: tap one Spy, one Telepath and one Assassin."),
         ({"tap": "agent-1"}, "False claim: tap one Spy, one Telepath and one Assassin."),  # unnamed
-        ({"tap": "handler-1"}, "False claim: Handler (peanuts/handler-1) is Cy's Role."),  # in sight
+        ({"tap": "handler-1"}, "False claim: Handler #1 is Cy's Role."),  # in sight
     ]:
         assert message in send(client, step, 409)["error"]
         assert journaled(daemon) == entries and state(client) == view

@@ -237,7 +237,7 @@ def test_unknown_and_foreign_cards_are_refused(engine: SpyTeam) -> None:
     with pytest.raises(GameError) as error:
         engine.apply(state, {"type": "tap", "card": "spy-team/green-3"})
     assert error.value.cue == "unknown-card"
-    refused(engine, state, {"type": "tap", "card": "spy/green-safe-1"}, "card of another game")
+    refused(engine, state, {"type": "tap", "card": "spy/green-safe-1"}, "belongs to another game")
     refused(engine, state, {"type": "tap"}, "needs a card id")
 
 

@@ -251,6 +251,12 @@ class Engine(ABC, Generic[S]):
 
     # Helpers shared by the engines.
 
+    def card_label(self, card: Card) -> str:
+        """A card as players call it, never its id: its name, and which copy ("Handler #2", as the
+        virtual mat labels it) when several cards share the name."""
+        twins = [other.id for other in self.data.cards.values() if other.name == card.name]
+        return card.name if len(twins) == 1 else f"{card.name} #{twins.index(card.id) + 1}"
+
     def card(self, event: Event) -> Card:
         """The card a tap event names, refused if it is not one of this game's cards."""
         card_id = event.get("card")
@@ -262,7 +268,7 @@ class Engine(ABC, Generic[S]):
         if card is None:
             game = card_id.split("/", 1)[0]
             if game != self.game and "/" in card_id:
-                raise GameError(f"{card_id} is a card of another game, not {self.data.title}.")
+                raise GameError(f"That card belongs to another game, not {self.data.title}.")
             raise GameError(f"Unknown card {card_id}.", cue="unknown-card")
         return card
 

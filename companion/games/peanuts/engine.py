@@ -201,7 +201,7 @@ class Peanuts(Engine[PeanutsState]):
         card = self.card(event)
         where = place(state, card.id)
         if where is not None:
-            raise GameError(f"{card.name} ({card.id}) is {where}: it cannot be here.")
+            raise GameError(f"{self.card_label(card)} is {where}: it cannot be here.")
         for pile in state.piles:
             for discard in pile:
                 if discard.card == card.id:
@@ -757,7 +757,7 @@ class Peanuts(Engine[PeanutsState]):
         own_role = state.roles[seat]
         where = None if card.id == own_role else place(state, card.id)
         if where is not None:
-            raise GameError(f"False claim: {card.name} ({card.id}) is {where}.")
+            raise GameError(f"False claim: {self.card_label(card)} is {where}.")
         role = self.rules.role(card.id)
         if role not in FAMILY or any(self.rules.role(c) == role for c in state.claim):
             raise GameError("False claim: tap one Spy, one Telepath and one Assassin.")
