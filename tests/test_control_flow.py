@@ -92,3 +92,27 @@ def test_the_scoreboard_dims_without_the_table_and_resyncs(browser: Browser, tmp
         expect(page.locator("#offline")).to_be_hidden()
         expect(page.locator('.seat[data-seat="0"]')).to_have_class(re.compile(r"\bgreen\b"))
     page.close()
+
+
+def test_the_scoreboard_can_read_its_announcements_aloud(browser: Browser, server: Server) -> None:
+    """The Web Speech API is the boundary: the page's calls to it are recorded."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.add_init_script(
+        "window.spoken = []; window.speechSynthesis.speak = (u) => window.spoken.push(u.text);"
+        "window.speechSynthesis.cancel = () => {};"
+    )
+    page.goto(server.url + "/")
+    voice = page.locator("#voice")
+    expect(voice).to_have_text("Voice off")
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
+    expect(page.locator("#title")).to_have_text("SPY")
+    assert page.evaluate("window.spoken") == []  # off: nothing is said
+    voice.click()
+    expect(voice).to_have_text("Voice on")
+    server.call("POST", "/api/games", {"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]})
+    page.wait_for_function("window.spoken.length >= 2")
+    spoken = page.evaluate("window.spoken")
+    assert spoken[0] == "Voice on" and "Spy Team" in spoken[1]
+    page.reload()  # the choice stays on this device
+    expect(page.locator("#voice")).to_have_text("Voice on")
+    page.close()

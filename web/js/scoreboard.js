@@ -62,7 +62,10 @@
   // hidden). Any other cue sounds at once.
   const LATE_SOUND = 2500; // ms
   function cue(c) {
-    const hasBanner = banner(c, (shown, late) => { if (late < LATE_SOUND) Sounds.play(shown.cue, {cut: true}); });
+    const hasBanner = banner(c, (shown, late) => {
+      if (late < LATE_SOUND) Sounds.play(shown.cue, {cut: true});
+      speak(shown.text);
+    });
     if (!hasBanner) Sounds.play(c.cue);
     const {role} = cueStyle(c.cue);
     if (role === "reader-down") setHealth("Reader lost", false);
@@ -75,6 +78,29 @@
     node.textContent = text;
     node.className = `health ${ok ? "ok" : "bad"}`;
   }
+
+  // Voice (optional): the scoreboard reads its announcements aloud with the browser's speech
+  // synthesis; the choice is kept on this device.
+  const voice = document.getElementById("voice");
+  const canSpeak = "speechSynthesis" in window;
+  let speaking = canSpeak && localStorage.getItem("companionVoice") === "on";
+  function showVoice() {
+    voice.hidden = !canSpeak;
+    voice.textContent = speaking ? "Voice on" : "Voice off";
+    voice.setAttribute("aria-pressed", String(speaking));
+  }
+  function speak(text) {
+    if (!speaking || !text) return;
+    speechSynthesis.cancel(); // the newest news only
+    speechSynthesis.speak(new SpeechSynthesisUtterance(text));
+  }
+  voice.addEventListener("click", () => {
+    speaking = !speaking;
+    localStorage.setItem("companionVoice", speaking ? "on" : "off");
+    showVoice();
+    if (speaking) speak("Voice on");
+  });
+  showVoice();
 
   document.getElementById("sound").addEventListener("click", (e) => {
     Sounds.enable();
