@@ -50,7 +50,10 @@ def add_cards_commands(subparsers: Any) -> None:
 
     enroll = action("enroll", "tap a game's cards one by one to give each tag its card")
     enroll.add_argument("--game", required=True, help="the game whose deck to enroll, e.g. spy-team")
-    enroll.add_argument("--device", help="the nfcpy reader path (default: the config's reader, else auto)")
+    enroll.add_argument(
+        "--device",
+        help="the reader's device (usb:, tty:, pcsc:, hid:; default: the config's reader, else auto)",
+    )
     enroll.add_argument("--missing", action="store_true", help="only the cards that have no tag yet")
     enroll.add_argument("--force", action="store_true", help="take tags that belong to another card")
     enroll.add_argument(
@@ -136,7 +139,8 @@ def _take_reader(device: str) -> Any:
 
 
 def cmd_enroll(args: argparse.Namespace) -> int:
-    from companion.readers.nfc import NfcReader, ReaderSettings, find_reader
+    from companion.readers.families import FAMILY_SCHEMES, family_reader, find_pcsc, scheme
+    from companion.readers.nfc import ReaderSettings, find_reader
 
     config, registry = _open_registry(args)
     try:
@@ -150,12 +154,18 @@ def cmd_enroll(args: argparse.Namespace) -> int:
             "auto",
         )
         if device == "auto":
-            device = find_reader()
+            device = find_pcsc() or find_reader()
             if device is None:
-                raise ConfigError("no NFC reader found (USB, or a PN532 on the Pi's UART): give --device")
-        settings = ReaderSettings.parse({"device": device, "debounce": args.debounce})
-        clf = _take_reader(settings.device)
-        reader: NfcReader = settings.reader(watch=_PrintWatch(), clf=clf, found=settings.device)
+                raise ConfigError(
+                    "no NFC reader found (PC/SC, USB, or a PN532 on the Pi's UART): give --device"
+                )
+        reader: Any
+        if scheme(str(device)) in FAMILY_SCHEMES:
+            reader = family_reader({"device": device, "debounce": args.debounce}, _PrintWatch())
+        else:
+            settings = ReaderSettings.parse({"device": device, "debounce": args.debounce})
+            clf = _take_reader(settings.device)
+            reader = settings.reader(watch=_PrintWatch(), clf=clf, found=settings.device)
         reader.intercept = session.offer
         what = "the cards without a tag" if args.missing else "every card"
         print(f"Enrolling {what} of {data.title} on {device} into {registry.path}.")

@@ -142,9 +142,9 @@ def mqtt_bridge(config: Config, table: Table) -> MqttBridge | None:
 
 
 def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:
-    """The readers the config asks for: "virtual" is the virtual mat, "auto" the first nfcpy reader
-    found (else the virtual mat), anything else an nfcpy path; see docs/nfc.md. `announce` plays
-    their reader-lost / reader-back cues."""
-    from companion.readers.nfc import readers_from_config  # nfcpy is only loaded when needed
+    """The readers the config asks for, each of the family its device's scheme names ("virtual"
+    the virtual mat, "auto" the first reader found, else the virtual mat); see docs/nfc.md.
+    `announce` plays their reader-lost / reader-back cues."""
+    from companion.readers.families import readers_from_config  # each family's library on demand
 
     return readers_from_config(config.readers, announce)

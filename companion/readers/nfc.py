@@ -14,7 +14,6 @@ One `NfcReader` a physical reader, each polling on a thread of its own:
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,17 +27,22 @@ import nfc.clf
 import nfc.tag
 import nfc.tag.tt2
 
-from companion.catalog import CARD_ID
 from companion.config import ConfigError
 from companion.cues import Cue
 from companion.readers import Reader, TapHandler, VirtualReader
+from companion.readers.base import (
+    COMMON_KEYS,
+    DEFAULT_DEBOUNCE,
+    DEFAULT_RETRY,
+    CommonSettings,
+    TapFilter,
+    card_id_from_records,
+)
 from companion.readers.frontend import close_frontend, open_frontend
 from companion.readers.health import LinkWatch
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DEBOUNCE = 1.0  # seconds: the same card back within this after a lift is not a new tap
-DEFAULT_RETRY = 2.0  # seconds between attempts to reopen a lost reader
 # What nfcpy polls for: NTAG21x stickers and MIFARE Classic cards are 106A. Polling 106B and 212F
 # too would slow every poll, keep the field busy and turn a FeliCa card or a phone into an unknown
 # card. The UDP test driver answers only what its peer emulates (a Type 3 tag) and waits a whole
@@ -61,16 +65,6 @@ logging.getLogger("nfc.clf").addFilter(_QuietSearch())
 
 
 # Reading a tag
-
-
-def card_id_from_records(records: Sequence[Any]) -> str | None:
-    """The first NDEF text record that is a card id ("game/card"), if any."""
-    for record in records:
-        if isinstance(record, ndef.TextRecord):
-            text = str(record.text).strip()
-            if CARD_ID.match(text):
-                return text
-    return None
 
 
 class NfcTag:
@@ -161,40 +155,6 @@ def read_tag(tag: Any) -> NfcTag | None:
         log.info("tag %s: its NDEF message cannot be read (%s); it counts by its UID", uid, error)
         records = []
     return NfcTag(tag, uid, card_id_from_records(records), area)
-
-
-# One tap, one event
-
-
-class TapFilter:
-    """Decides which reads are taps. A card is "present" from its read until nfcpy sees it gone.
-
-    - a read of the card that is present is not a tap (it lay on the reader all along, e.g. while
-      the reader was lost and reopened);
-    - a read of the card that left less than `debounce` seconds ago is not a tap (it was lifted a
-      little and fell back, or slid at the edge of the field); the window restarts at each lift;
-    - every other read is a tap.
-    """
-
-    def __init__(self, debounce: float = DEFAULT_DEBOUNCE) -> None:
-        self.debounce = debounce
-        self.present: str | None = None
-        self.last: str | None = None
-        self.left_at = -math.inf
-
-    def arrived(self, uid: str, now: float) -> bool:
-        """A tag was read: is it a tap?"""
-        if uid == self.present:
-            return False
-        if self.present is not None:
-            self.left(now)  # another card replaced it while the reader was not looking
-        self.present = uid
-        return not (uid == self.last and now - self.left_at < self.debounce)
-
-    def left(self, now: float) -> None:
-        """The present card (if any) is gone."""
-        if self.present is not None:
-            self.last, self.left_at, self.present = self.present, now, None
 
 
 # The reader
@@ -457,13 +417,13 @@ def find_reader(paths: Sequence[str] | None = None) -> str | None:
     return found[0]
 
 
-READER_KEYS = ("debounce", "device", "retry", "seat", "targets")
+READER_KEYS = (*COMMON_KEYS, "targets")
 
 
 @dataclass(frozen=True)
 class ReaderSettings:
-    """One `[reader]` / `[[readers]]` entry of the config, checked: a misspelt key is refused, never
-    quietly taken for its default (`devcie = "tty:AMA0:pn532"` would mean "auto")."""
+    """One `[reader]` / `[[readers]]` entry of the config for an nfcpy reader, checked: a misspelt
+    key is refused, never quietly taken for its default (`devcie = "tty:AMA0:pn532"` would mean "auto")."""
 
     device: str
     seat: int | None = None
@@ -473,35 +433,17 @@ class ReaderSettings:
 
     @classmethod
     def parse(cls, entry: dict[str, Any]) -> ReaderSettings:
-        unknown = sorted(set(entry) - set(READER_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"a [reader] / [[readers]] entry has unknown keys: {', '.join(unknown)} "
-                f"(known: {', '.join(READER_KEYS)}; see docs/nfc.md)"
-            )
-
-        def number(key: str, default: float) -> float:
-            value = entry.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ConfigError(f"reader '{key}' must be a number of seconds, not {value!r}")
-            return float(value)
-
-        device = entry.get("device", "auto")
-        if not isinstance(device, str) or not device:
-            raise ConfigError(f"reader 'device' must be a path such as \"usb\", not {device!r}")
-        seat = entry.get("seat")
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or seat < 0):
-            raise ConfigError(f"reader 'seat' must be a seat number (0, 1, ...), not {seat!r}")
+        common = CommonSettings.parse(entry, extra=("targets",))
         targets = entry.get("targets")
         if targets is not None and (
             not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets)
         ):
             raise ConfigError('reader \'targets\' must be a list such as ["106A", "212F"]')
         return cls(
-            device=device,
-            seat=seat,
-            debounce=number("debounce", DEFAULT_DEBOUNCE),
-            retry=max(0.05, number("retry", DEFAULT_RETRY)),
+            device=common.device,
+            seat=common.seat,
+            debounce=common.debounce,
+            retry=common.retry,
             targets=tuple(targets) if targets else None,
         )
 
@@ -519,13 +461,15 @@ class ReaderSettings:
 
 
 def readers_from_config(
-    entries: Sequence[dict[str, Any]], announce: Callable[[Cue], None] | None = None
+    entries: Sequence[dict[str, Any]],
+    announce: Callable[[Cue], None] | None = None,
+    watch: LinkWatch | None = None,
 ) -> list[Reader]:
     """One reader per `[reader]` / `[[readers]]` entry: "virtual" is the virtual mat; "auto" the first
     nfcpy reader found (`auto_paths`), kept open as detection opened it, or else the virtual mat
     until one appears (searched for every `retry` seconds); anything else an nfcpy path, used as
     given even if nothing answers there yet (it is reported lost and retried)."""
-    watch = LinkWatch(announce)
+    watch = watch or LinkWatch(announce)
     readers: list[Reader] = []
     for entry in entries:
         settings = ReaderSettings.parse(entry)

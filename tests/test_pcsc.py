@@ -1,0 +1,204 @@
+"""PC/SC readers (`pcsc:`) through a real pcscd, its vpcd reader driver and pyscard, with an emulated
+NTAG213 on vpcd's wire (tests/pcsc_card.py): taps, the card id read and written, enrollment, a held
+card, pcscd going away and coming back, and a Spy Team trick through `companion run` (issue 11)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.cards import Enrollment
+from companion.catalog import load_catalog
+from companion.readers.health import LinkWatch
+from companion.readers.ntag import ndef_tlv
+from companion.registry import Registry
+from tests.nfc_emulator import wait_for
+from tests.nfc_helpers import SseClient
+from tests.pcsc_card import Pcscd, VirtualNtag, ntag213, pcscd_missing
+from tests.servers import running_companion
+from tests.spy_team_play import trick_cards
+
+READER = "Virtual PCD 00 00"
+
+
+@pytest.fixture(scope="module")
+def pcscd() -> Iterator[Pcscd]:
+    """One private pcscd for the module (pcsc-lite reads its socket's name once per process)."""
+    missing = pcscd_missing()
+    if missing and os.environ.get("CI"):
+        pytest.fail(f"PC/SC is required in CI (scripts/test installs it): {missing}")
+    if missing:
+        pytest.skip(missing)
+    daemon = Pcscd()
+    daemon.start()
+    before = os.environ.get("PCSCLITE_CSOCK_NAME")
+    os.environ.update(daemon.env)
+    try:
+        yield daemon
+    finally:
+        daemon.close()
+        if before is None:
+            os.environ.pop("PCSCLITE_CSOCK_NAME", None)
+        else:
+            os.environ["PCSCLITE_CSOCK_NAME"] = before
+
+
+def tag_with(number: int, card: str | None = None) -> VirtualNtag:
+    uid = f"04{number:012x}"
+    memory = ntag213(bytes.fromhex(uid))
+    if card is not None:
+        tlv = ndef_tlv(card)
+        memory[16 : 16 + len(tlv)] = tlv
+    return VirtualNtag(uid, memory)
+
+
+class Taps:
+    def __init__(self) -> None:
+        self.taps: list[dict[str, Any]] = []
+
+    def __call__(self, **tap: Any) -> None:
+        self.taps.append(tap)
+
+
+def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(pcscd: Pcscd) -> None:
+    from companion.readers.pcsc import PcscReader
+
+    cues: list[Any] = []
+    reader = PcscReader(
+        f"pcsc:{READER[:7].lower()}", 2, debounce=0.3, retry=0.2, watch=LinkWatch(cues.append)
+    )
+    taps = Taps()
+    reader.start(taps)
+    blank, named = tag_with(1), tag_with(2, "spy-team/red-17")
+    try:
+        wait_for(lambda: reader.status()["connected"])
+        assert reader.status()["path"] == READER  # found by a part of its name, in any case
+        blank.place(pcscd.port)
+        wait_for(lambda: len(taps.taps) == 1)
+        time.sleep(1.0)  # held: read again and again, counted once
+        assert taps.taps == [{"uid": "04000000000001", "seat": 2}]
+        blank.lift()
+        named.place(pcscd.port)
+        wait_for(lambda: len(taps.taps) == 2)
+        assert taps.taps[1] == {"card": "spy-team/red-17", "seat": 2}
+
+        # pcscd goes away with the card lying on the reader, and comes back: not a new tap.
+        pcscd.stop()
+        wait_for(lambda: not reader.status()["connected"])
+        assert [cue.name for cue in cues] == ["reader-lost"]
+        pcscd.start()
+        named.place(pcscd.port)
+        wait_for(lambda: reader.status()["connected"])
+        time.sleep(1.0)
+        assert len(taps.taps) == 2 and [cue.name for cue in cues] == ["reader-lost", "reader-back"]
+
+        # A card swapped while pcscd is away is one tap once it is back: nothing lost.
+        pcscd.stop()
+        wait_for(lambda: not reader.status()["connected"])
+        pcscd.start()
+        blank.place(pcscd.port)
+        wait_for(lambda: len(taps.taps) == 3)
+        time.sleep(0.5)
+        assert taps.taps[2] == {"uid": "04000000000001", "seat": 2} and len(taps.taps) == 3
+    finally:
+        reader.stop()
+        blank.lift()
+        named.lift()
+
+
+def test_enrollment_writes_the_card_id_and_registers_a_read_only_tag_by_its_uid(
+    pcscd: Pcscd, tmp_path: Path
+) -> None:
+    from companion.readers.pcsc import PcscReader
+
+    registry = Registry(tmp_path / "cards.db")
+    session = Enrollment(load_catalog()["spy-team"], registry)
+    first, second = session.cards[0], session.cards[1]
+    reader = PcscReader(f"pcsc:{READER}", debounce=0.2, retry=0.2)
+    reader.intercept = session.offer
+    reader.start(Taps())
+    writable, read_only = tag_with(10), VirtualNtag("04aabbccddeeff", read_only=True)
+    try:
+        writable.place(pcscd.port)
+        wait_for(lambda: session.position == 1)
+        writable.lift()
+        read_only.place(pcscd.port)
+        wait_for(lambda: session.position == 2)
+        read_only.lift()
+        last = session.progress()["last"]  # a read-only tag: its UID alone, and no write tried
+        assert last["uid"] == "04aabbccddeeff" and last["wrote"] is False and last["warning"] == ""
+        assert not any(apdu.startswith(b"\xff\xd6") for apdu in read_only.apdus)
+        assert registry.lookup(writable.uid.hex()) == first.id
+        assert registry.lookup("04aabbccddeeff") == second.id
+
+        # The card id is on the tag now: the reader reads it back as the card itself.
+        reader.intercept = None
+        taps = Taps()
+        reader._tap = taps
+        time.sleep(0.3)
+        writable.place(pcscd.port)
+        wait_for(lambda: taps.taps)
+        assert taps.taps == [{"card": first.id, "seat": None}]
+        assert any(apdu.startswith(b"\xff\xd6\x00\x04") for apdu in writable.apdus)  # written via FF D6
+    finally:
+        reader.stop()
+        writable.lift()
+        read_only.lift()
+        registry.close()
+
+
+def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, tmp_path: Path) -> None:
+    config = tmp_path / "companion.toml"
+    config.write_text(f'[reader]\ndevice = "pcsc:{READER}"\ndebounce = 0.3\nretry = 0.2\n')
+    with running_companion(tmp_path / "journal.db", "--config", str(config)) as table:
+
+        def reader() -> dict[str, Any]:
+            return dict(table.call("GET", "/healthz")["readers"][0])
+
+        wait_for(lambda: reader()["connected"])
+        assert (
+            reader()["kind"] == "pcsc" and reader()["capabilities"] == "reads and writes the card id (NDEF)"
+        )
+        events = SseClient(table.url)
+        table.call(
+            "POST",
+            "/api/games",
+            {"game": "spy-team", "players": ["A", "B", "C", "D"], "options": {"start": 0}},
+        )
+        table.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+        table.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+        cards = trick_cards(table.call("GET", "/api/state"), winner=1)
+        tags = [tag_with(20 + i, card) for i, card in enumerate(cards)]
+        try:
+            for number, tag in enumerate(tags, start=1):
+                tag.place(pcscd.port)
+                wait_for(lambda n=number: reader()["taps"] == n)  # type: ignore[misc]
+                if number == 1:
+                    time.sleep(1.0)  # held a while: one card played
+                    assert len(table.call("GET", "/api/state")["played"]) == 1
+                if number == 2:  # pcscd restarts with the card on the reader: played once
+                    pcscd.stop()
+                    wait_for(lambda: not reader()["connected"])
+                    pcscd.start()
+                    tag.place(pcscd.port)
+                    wait_for(lambda: reader()["connected"])
+                    time.sleep(0.5)
+                    assert reader()["taps"] == 2
+                tag.lift()
+            view = table.call("GET", "/api/state")
+            assert view["played"] == cards
+            cues = [data for _, kind, data in events.events if kind == "cue"]
+            names = [cue["cue"] for cue in cues]
+            assert names.count("reader-lost") == 1 and names.count("reader-back") == 1
+            assert names.count("card-accepted") == 2 + 4  # two missions, four cards: none twice
+            [won] = [cue for cue in cues if cue["cue"] == "trick-won"]
+            assert won["seat"] == 1
+        finally:
+            events.close()
+            for tag in tags:
+                tag.lift()
