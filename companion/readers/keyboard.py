@@ -10,7 +10,7 @@ It sees UIDs only: no card id is read or written (`UID_ONLY`). Readers type the 
 |---|---|
 | `hex` (default) | `04A1B2C3` |
 | `hex-reversed` | `C3B2A104` (the bytes last first) |
-| `decimal` | `77706947` (the bytes as one number) |
+| `decimal` | `77705923` (the bytes as one number) |
 | `decimal-reversed` | `3283263748` (the bytes last first, as one number: the common "10-digit" readers) |
 
 A keyboard reader says nothing while a card lies on it, and some repeat the UID while it stays: the
@@ -150,6 +150,8 @@ class KeyboardReader(PolledReader):
             if not ready:
                 return None
             lines = [line for event in device.read() if (line := self._decoder.feed(event)) is not None]
+        except BlockingIOError:  # woken, but the events were taken already
+            return None
         except OSError as error:  # ENODEV: unplugged
             raise ReaderLost(f"{self.path}: {error.strerror or error}") from None
         for line in lines:
