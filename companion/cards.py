@@ -284,10 +284,10 @@ class CardDesk:
 
     @property
     def nfc_readers(self) -> int:
-        """The readers a session can take tags from (the virtual mat has no tags)."""
+        """The readers a session can take tags from, of every family (the virtual mat has no tags)."""
         # An `auto` reader that has found nothing yet stands for the virtual mat.
         return sum(
-            hasattr(reader, "intercept") and reader.status()["kind"] == "nfc" for reader in self.readers
+            hasattr(reader, "intercept") and reader.status()["kind"] != "virtual" for reader in self.readers
         )
 
     def health(self) -> dict[str, Any]:

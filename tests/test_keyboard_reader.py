@@ -125,6 +125,7 @@ def test_a_spy_team_trick_on_a_seat_reader_with_an_unplug(
             registry.register(uid, card)
         registry.close()
         wait_for(lambda: daemon.health()["reader"] == "ok")
+        assert daemon.cards.nfc_readers == 1  # a UID-only reader enrolls too (by UID)
 
         keyboard.type(uids[0].upper())
         keyboard.type(uids[0].upper())  # typed twice for one tap: counted once
