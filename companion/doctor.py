@@ -366,7 +366,10 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
                 where = ", ".join(reader["searching"])
                 checks.append(ok("reader", f"{name}: none found yet ({where}): the virtual reader stands in"))
             elif reader.get("connected"):
-                checks.append(ok("reader", f"{name}: connected ({reader.get('kind')})"))
+                what = ", ".join(
+                    str(part) for part in (reader.get("kind"), reader.get("capabilities")) if part
+                )
+                checks.append(ok("reader", f"{name}: connected ({what})"))
             else:
                 checks.append(
                     warn(
@@ -400,30 +403,69 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
             ),
         ]
     for device in devices:
-        if device == "virtual":
-            checks.append(ok("reader", "the virtual reader: taps come from the control page"))
-            continue
-        found, error = probe_nfc("usb" if device == "auto" else device)
-        if found:
-            checks.append(ok("reader", f"NFC reader found: {found}"))
-        elif device == "auto":
-            checks.append(
-                warn(
-                    "reader",
-                    f"no NFC reader found{f' ({error})' if error else ''}: the virtual reader will be used",
-                    "plug in a USB reader (see hardware/), or set device in [reader] for a serial one",
-                )
-            )
-        else:
-            checks.append(
-                fail(
-                    "reader",
-                    f"no NFC reader at {device}{f' ({error})' if error else ''}",
-                    "check the cable and `lsusb`; the service user needs the plugdev (USB) "
-                    "or dialout (serial) group",
-                )
-            )
+        checks.append(check_reader(device))
     return checks
+
+
+def check_reader(device: str) -> Check:
+    """One configured reader, looked at (opened and let go) while no companion holds it."""
+    from companion.readers.families import FAMILY_SCHEMES, find_pcsc, scheme
+
+    if device == "virtual":
+        return ok("reader", "the virtual reader: taps come from the control page")
+    if scheme(device) in FAMILY_SCHEMES:
+        return check_family_reader(device)
+    if device == "auto":
+        pcsc = find_pcsc()
+        if pcsc is not None:
+            return ok("reader", f"PC/SC reader found: {pcsc.partition(':')[2]} (auto takes it first)")
+    found, error = probe_nfc("usb" if device == "auto" else device)
+    if found:
+        return ok("reader", f"NFC reader found: {found}")
+    if device == "auto":
+        return warn(
+            "reader",
+            f"no NFC reader found{f' ({error})' if error else ''}: the virtual reader will be used",
+            "plug in a USB reader (see hardware/), or set device in [reader] for a serial one",
+        )
+    return fail(
+        "reader",
+        f"no NFC reader at {device}{f' ({error})' if error else ''}",
+        "check the cable and `lsusb`; the service user needs the plugdev (USB) or dialout (serial) group",
+    )
+
+
+def check_family_reader(device: str) -> Check:
+    """A `pcsc:` or `hid:` reader: listed by pcscd, or its input device present and grabbable."""
+    from companion.readers.base import ReaderLost
+    from companion.readers.families import scheme
+
+    try:
+        if scheme(device) == "pcsc":
+            from companion.readers.pcsc import probe as probe_pcsc
+
+            return ok("reader", f"PC/SC reader {probe_pcsc(device)}: reads and writes the card id")
+        from companion.readers.keyboard import probe as probe_keyboard
+
+        found = probe_keyboard(device)
+    except ReaderLost as why:
+        fix = (
+            "install pcscd (sudo ./systemd/install.sh --pcsc, or sudo apt install pcscd python3-pyscard); "
+            "`pcsc_scan` (pcsc-tools) lists the readers pcscd sees"
+            if scheme(device) == "pcsc"
+            else "ls -l /dev/input/by-id/ for its path; the service user needs the input group; "
+            "nothing else may hold it (no other program reading the keyboard)"
+        )
+        return fail("reader", f"{device}: {why}", fix)
+    group = grp.getgrgid(found.stat().st_gid).gr_name
+    member = _user_groups(SERVICE_USER)
+    if member is not None and group not in member:
+        return warn(
+            "reader",
+            f"{device}: grabbable, but the service user {SERVICE_USER} is not in its group {group}",
+            f"sudo usermod -aG {group} {SERVICE_USER} && sudo systemctl restart companion",
+        )
+    return ok("reader", f"keyboard reader {found}: present and grabbed for a moment (UIDs only)")
 
 
 def libusb_missing() -> str | None:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install Table Companion as a service on Raspberry Pi OS (any Debian with systemd works too).
 #
-#   sudo ./systemd/install.sh [--port N] [--no-apt]
+#   sudo ./systemd/install.sh [--port N] [--no-apt] [--pcsc]
 #
 # From a checkout of the project: installs the package into its own virtual environment in
 # /opt/companion, writes /etc/companion/companion.toml with a random control token (only if there is
 # none yet), installs the unit, the udev rules and the modprobe blacklist from hardware/, enables and
-# starts the service, and prints the scoreboard's address with a QR code for the tablet.
+# starts the service, and prints the scoreboard's address with a QR code for the tablet. --pcsc also
+# installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md).
 # Running it again upgrades the package and keeps the config and the journal.
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
@@ -27,11 +28,13 @@ LINK=/usr/local/bin/companion
 MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv and the unit
 SERVICE_USER=companion
 # gpio: /dev/gpiochip* and /dev/gpiomem (the pins); plugdev: USB readers (the udev rule);
-# dialout: serial readers (a PN532 on the UART). No i2c or spi: nfcpy drives no reader on those buses.
+# dialout: serial readers (a PN532 on the UART); input: USB keyboard readers (`hid:`, whose event
+# devices Debian gives to the input group). No i2c or spi: no reader family here drives those buses.
 # Only the groups that exist on this system are used.
-DEVICE_GROUPS=(gpio plugdev dialout)
+DEVICE_GROUPS=(gpio plugdev dialout input)
 PORT=8000
 APT=1
+PCSC=0
 DESTDIR=${DESTDIR:-}
 DRY_RUN=0
 [ -n "$DESTDIR" ] && DRY_RUN=1
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--no-apt) APT=0 ;;
+	--pcsc) PCSC=1 ;;
 	--dry-run) DRY_RUN=1 ;;
 	-h | --help) usage 0 ;;
 	*)
@@ -103,10 +107,15 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 }
 
 # 1. System packages: venv, lgpio for the pins (Raspberry Pi OS ships it; plain Debian does not),
-# libusb for nfcpy's USB readers (without it no USB reader is ever found).
+# libusb for nfcpy's USB readers (without it no USB reader is ever found), Debian's builds of pyscard
+# and evdev for PC/SC and keyboard readers (the venv sees them), and pcscd for a PC/SC reader (--pcsc,
+# or a config that names one: pcscd takes every CCID reader, an ACR122U too, away from nfcpy).
+if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pcsc:' "$DESTDIR$CONF"; then PCSC=1; fi
+packages=(python3-venv python3-lgpio libusb-1.0-0 python3-pyscard python3-evdev)
+[ "$PCSC" = 1 ] && packages+=(pcscd)
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
 	missing=()
-	for package in python3-venv python3-lgpio libusb-1.0-0; do
+	for package in "${packages[@]}"; do
 		dpkg -s "$package" >/dev/null 2>&1 && continue
 		if [ "$package" = python3-lgpio ] && ! apt-cache show "$package" >/dev/null 2>&1; then
 			say "python3-lgpio is not packaged here (not Raspberry Pi OS?): the pins may fall back to mock"
@@ -155,9 +164,9 @@ else
 	# (and could pick another one). The package was just installed; a dry run has no venv to ask.
 	device=auto
 	finder=$DESTDIR$PREFIX/bin/python
-	if [ -x "$finder" ] && found=$("$finder" -m companion.readers.nfc 2>/dev/null) && [ -n "$found" ]; then
+	if [ -x "$finder" ] && found=$("$finder" -m companion.readers.families 2>/dev/null) && [ -n "$found" ]; then
 		device=$found
-		say "found an NFC reader at $device: written into $CONF"
+		say "found a reader at $device: written into $CONF"
 	fi
 	(
 		umask 027
@@ -175,8 +184,9 @@ token = "$token"
 path = "$STATE_DIR/journal.db"
 
 [reader]
-# The reader found when this file was written, or "auto": a USB reader (a PN532 on the UART of a
-# Pi) if one is found, else the virtual reader (taps from the control page) until one is plugged in.
+# The reader found when this file was written, or "auto": a PC/SC reader pcscd lists, a USB reader
+# (a PN532 on the UART of a Pi) if one is found, else the virtual reader (taps from the control
+# page) until one is plugged in. Keyboard readers are named: device = "hid:/dev/input/by-id/...".
 device = "$device"
 EOF
 	)

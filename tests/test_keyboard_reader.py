@@ -144,3 +144,19 @@ def test_a_spy_team_trick_on_a_seat_reader_with_an_unplug(
         assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
         [won] = [c for c in cues if c["cue"] == "trick-won"]
         assert won["seat"] == 1
+
+
+def test_doctor_grabs_a_keyboard_reader_for_a_moment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from companion.doctor import check_reader
+
+    path = tmp_path / "usb-reader-event-kbd"
+    path.touch()
+    keyboard = RecordedKeyboard(str(path))
+    monkeypatch.setattr(evdev, "InputDevice", Keyboards(keyboard))
+    assert check_reader(f"hid:{path}").line().startswith(f"ok   reader: keyboard reader {path}: present")
+    assert not keyboard.grabbed  # let go again
+    keyboard.grab()  # another program holds it (a console, a second companion)
+    busy = check_reader(f"hid:{path}")
+    assert busy.status == "FAIL" and "another program holds it" in busy.message
+    gone = check_reader("hid:/dev/input/by-id/usb-nothing-event-kbd")
+    assert gone.status == "FAIL" and "no device at" in gone.message

@@ -202,3 +202,13 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
             events.close()
             for tag in tags:
                 tag.lift()
+
+
+def test_doctor_finds_the_pcsc_reader_or_names_those_pcscd_lists(pcscd: Pcscd) -> None:
+    from companion.doctor import check_reader
+
+    found = check_reader(f"pcsc:{READER}")
+    assert found.line().startswith(f"ok   reader: PC/SC reader {READER}: reads and writes the card id")
+    missing = check_reader("pcsc:OMNIKEY 5022")
+    assert missing.status == "FAIL" and "pcscd lists: Virtual PCD 00 00, Virtual PCD 00 01" in missing.message
+    assert check_reader("auto").message.startswith(f"PC/SC reader found: {READER}")

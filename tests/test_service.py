@@ -294,7 +294,7 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
     # Each line shown can be pasted into a shell: arguments with spaces come out quoted.
     [useradd] = [shlex.split(c) for c in planned if c.startswith("useradd ")]
     assert useradd[useradd.index("--comment") + 1] == "Table Companion" and useradd[-1] == "companion"
-    for group in ("gpio", "plugdev", "dialout"):  # pins, USB readers, serial readers
+    for group in ("gpio", "plugdev", "dialout", "input"):  # pins, USB, serial and keyboard readers
         exists = subprocess.run(["getent", "group", group], capture_output=True).returncode == 0
         assert (f"usermod -aG {group} companion" in planned) == exists, group
     assert not [c for c in planned if c.startswith(("usermod -aG i2c", "usermod -aG spi"))]  # no reader
@@ -330,11 +330,11 @@ def test_the_installer_writes_the_reader_it_finds_into_the_config(tmp_path: Path
     source, root = checkout(tmp_path), tmp_path / "root"
     python = root / "opt/companion/bin/python"  # the venv's python, here one that finds a PN532
     python.parent.mkdir(parents=True)
-    python.write_text('#!/bin/sh\n[ "$2" = companion.readers.nfc ] && echo tty:USB0:pn532\n')
+    python.write_text('#!/bin/sh\n[ "$2" = companion.readers.families ] && echo tty:USB0:pn532\n')
     python.chmod(0o755)
     result = install(source, root)
     assert result.returncode == 0, result.stderr
-    assert "found an NFC reader at tty:USB0:pn532" in result.stdout
+    assert "found a reader at tty:USB0:pn532" in result.stdout
     config = load_config(root / "etc/companion/companion.toml", env={})
     assert config.readers == [{"device": "tty:USB0:pn532"}]
     # Nothing found: "auto".

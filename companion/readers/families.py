@@ -92,3 +92,20 @@ def readers_from_config(
 
             readers.extend(nfcpy_readers([entry], announce, watch=watch))
     return readers
+
+
+def main() -> int:
+    """`python -m companion.readers.families`: print the device `auto` finds now, a PC/SC reader
+    first, then an nfcpy one (the installer writes it into the config); exit status 1 if none."""
+    from companion.readers.nfc import find_reader
+
+    logging.getLogger("nfc").setLevel(logging.CRITICAL)
+    found = find_pcsc() or find_reader()
+    if found is None:
+        return 1
+    print(found)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -24,6 +24,7 @@ import contextlib
 import errno
 import logging
 import select
+from pathlib import Path
 from typing import Any
 
 from companion.config import ConfigError
@@ -80,6 +81,43 @@ class KeyDecoder:
         return None
 
 
+def open_grabbed(path: str) -> Any:
+    """The evdev device at `path`, grabbed (ours alone: UIDs must not type into a console);
+    `ReaderLost` saying why not."""
+    try:
+        import evdev
+    except ImportError as error:
+        raise ReaderLost(
+            f"evdev is not installed ({error}): pip install 'table-companion[keyboard]'"
+        ) from None
+    try:
+        device = evdev.InputDevice(path)
+    except FileNotFoundError:
+        raise ReaderLost(f"no device at {path} (plugged in? see ls /dev/input/by-id/)") from None
+    except PermissionError:
+        raise ReaderLost(f"no permission to read {path}: the service user needs the input group") from None
+    except OSError as error:
+        raise ReaderLost(f"cannot open {path}: {error}") from None
+    try:
+        device.grab()
+    except OSError as error:
+        device.close()
+        why = "another program holds it" if error.errno == errno.EBUSY else str(error)
+        raise ReaderLost(f"cannot grab {path}: {why}") from None
+    return device
+
+
+def probe(device: str) -> Path:
+    """The device file of a `hid:` reader, after grabbing and letting it go; `ReaderLost` if it
+    cannot be."""
+    path = device.partition(":")[2]
+    grabbed = open_grabbed(path)
+    with contextlib.suppress(OSError):
+        grabbed.ungrab()
+    grabbed.close()
+    return Path(path).resolve()
+
+
 class KeyboardReader(PolledReader):
     """The keyboard reader at the evdev path after `hid:`, grabbed for the companion alone."""
 
@@ -109,29 +147,7 @@ class KeyboardReader(PolledReader):
         }
 
     def _connect(self) -> None:
-        try:
-            import evdev
-        except ImportError as error:
-            raise ReaderLost(
-                f"evdev is not installed ({error}): pip install 'table-companion[keyboard]'"
-            ) from None
-        try:
-            device = evdev.InputDevice(self.path)
-        except FileNotFoundError:
-            raise ReaderLost(f"no device at {self.path} (plugged in? see ls /dev/input/by-id/)") from None
-        except PermissionError:
-            raise ReaderLost(
-                f"no permission to read {self.path}: the service user needs the input group"
-            ) from None
-        except OSError as error:
-            raise ReaderLost(f"cannot open {self.path}: {error}") from None
-        try:
-            device.grab()  # ours alone: the UIDs must not type into a console
-        except OSError as error:
-            device.close()
-            why = "another program holds it" if error.errno == errno.EBUSY else str(error)
-            raise ReaderLost(f"cannot grab {self.path}: {why}") from None
-        self._device = device
+        self._device = open_grabbed(self.path)
         self._decoder = KeyDecoder()  # a half-typed line from before a replug is lost with it
 
     def _disconnect(self) -> None:

@@ -490,18 +490,3 @@ def readers_from_config(
         else:
             readers.append(settings.reader(watch))
     return readers
-
-
-def main() -> int:
-    """`python -m companion.readers.nfc`: print the path of the reader `auto` finds now (the
-    installer writes it into the config); exit status 1 if there is none."""
-    logging.getLogger("nfc").setLevel(logging.CRITICAL)
-    path = find_reader()
-    if path is None:
-        return 1
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

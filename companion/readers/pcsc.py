@@ -57,6 +57,16 @@ def _release(card: Any) -> None:
         card.component.hcontext = None  # or pyscard's destructor tries again, noisily
 
 
+def probe(device: str) -> str:
+    """The full name of the reader a `pcsc:` device names; `ReaderLost` saying why there is none."""
+    wanted = device.partition(":")[2]
+    names = reader_names()
+    name = matching(names, wanted)
+    if name is None:
+        raise ReaderLost(f"no PC/SC reader named like {wanted!r} (pcscd lists: {', '.join(names) or 'none'})")
+    return name
+
+
 class PcscReader(PolledReader):
     """The PC/SC reader whose name contains `device`'s part after `pcsc:`."""
 
@@ -75,12 +85,7 @@ class PcscReader(PolledReader):
         return {**super().status(), "path": self.name}
 
     def _connect(self) -> None:
-        names = reader_names()
-        name = matching(names, self.wanted)
-        if name is None:
-            listed = ", ".join(names) or "none"
-            raise ReaderLost(f"no PC/SC reader named like {self.wanted!r} (pcscd lists: {listed})")
-        self.name = name
+        self.name = probe(self.device)
 
     def _disconnect(self) -> None:
         self._release()
