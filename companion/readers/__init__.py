@@ -17,8 +17,9 @@ class Reader(Protocol):
     def stop(self) -> None: ...
 
     def status(self) -> dict[str, Any]:
-        """Health for /healthz: {"kind": "virtual" | "nfc", "device": ..., "connected": bool,
-        "seat": int | None, "error": str | None}"""
+        """Health for /healthz: {"kind": "virtual" | "nfc" | "pcsc" | "keyboard", "device": ...,
+        "connected": bool, "seat": int | None, "error": str | None}, and for a real reader its
+        "capabilities" (`companion.readers.base.Capabilities.describe()`) and counters."""
 
 
 class VirtualReader:

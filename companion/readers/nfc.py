@@ -34,6 +34,7 @@ from companion.readers.base import (
     COMMON_KEYS,
     DEFAULT_DEBOUNCE,
     DEFAULT_RETRY,
+    NDEF_READ_WRITE,
     CommonSettings,
     TapFilter,
     card_id_from_records,
@@ -167,6 +168,8 @@ class NfcReader:
     `found`: one that detection already opened, used as it is); until then it stands for the virtual
     mat. `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
 
+    capabilities = NDEF_READ_WRITE
+
     def __init__(
         self,
         device: str,
@@ -228,6 +231,7 @@ class NfcReader:
             searching = self._state == "searching"
             return {
                 "kind": "virtual" if searching else "nfc",  # auto, until a reader is found: the mat
+                "capabilities": self.capabilities.describe(),
                 "device": self.device,
                 "path": self._opened,
                 "connected": self._state in ("ok", "searching"),
