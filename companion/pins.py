@@ -55,6 +55,7 @@ MAX_SEATS = 5
 PIN_LISTS = ("seat_leds", "status_led", "seat_buttons")
 PIN_SCALARS = ("buzzer", "next_button", "undo_button")
 
+I2C1_PINS = (2, 3)  # GPIO 2 (SDA, header pin 3) and 3 (SCL, header pin 5): the Pi's I2C bus 1
 UART_PINS = (14, 15)  # GPIO 14 (TXD, header pin 8) and 15 (RXD, header pin 10): the Pi's UART
 # nfcpy paths of a serial port on GPIO 14/15: tty:AMA0 (the full UART; on a Pi 5 the only one there),
 # tty:S0 (a Pi 3/4's mini UART), and the globs tty:AMA / tty:S that nfcpy widens to every ttyAMA* /
@@ -67,17 +68,20 @@ _HEADER |= {36: 16, 37: 26, 38: 20, 40: 21}
 
 
 def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
-    """The GPIOs the configured readers hold, each with why: 14 and 15 for a reader on the Pi's UART.
+    """The GPIOs the configured readers hold, each with why: 14 and 15 for a reader on the Pi's UART,
+    2 and 3 (I2C bus 1) for a PN532 board on I2C.
 
     `readers` is the config's reader tables (`Config.readers`). "auto" reserves nothing: it takes
     whichever reader answers, and a build that wires a button to GPIO 14 has no PN532 there.
     """
+    held: dict[int, str] = {}
     for reader in readers:
         device = str(reader.get("device", ""))
         if _UART_READER.match(device):
-            why = f"the reader on the UART ({device})"
-            return dict.fromkeys(UART_PINS, why)
-    return {}
+            held |= dict.fromkeys(UART_PINS, f"the reader on the UART ({device})")
+        elif device.lower() == "pn532:i2c1":
+            held |= dict.fromkeys(I2C1_PINS, f"the reader on I2C bus 1 ({device})")
+    return held
 
 
 Pin = int | str

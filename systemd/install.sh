@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install Table Companion as a service on Raspberry Pi OS (any Debian with systemd works too).
 #
-#   sudo ./systemd/install.sh [--port N] [--no-apt] [--pcsc]
+#   sudo ./systemd/install.sh [--port N] [--no-apt] [--pcsc] [--pn532]
 #
 # From a checkout of the project: installs the package into its own virtual environment in
 # /opt/companion, writes /etc/companion/companion.toml with a random control token (only if there is
 # none yet), installs the unit, the udev rules and the modprobe blacklist from hardware/, enables and
 # starts the service, and prints the scoreboard's address with a QR code for the tablet. --pcsc also
-# installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md).
+# installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md); --pn532
+# Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C (`pn532:i2c1`).
 # Running it again upgrades the package and keeps the config and the journal.
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
@@ -29,12 +30,13 @@ MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv an
 SERVICE_USER=companion
 # gpio: /dev/gpiochip* and /dev/gpiomem (the pins); plugdev: USB readers (the udev rule);
 # dialout: serial readers (a PN532 on the UART); input: USB keyboard readers (`hid:`, whose event
-# devices Debian gives to the input group). No i2c or spi: no reader family here drives those buses.
-# Only the groups that exist on this system are used.
-DEVICE_GROUPS=(gpio plugdev dialout input)
+# devices Debian gives to the input group); i2c: a PN532 board on I2C (`pn532:i2c1`). No spi: no
+# reader family here drives that bus. Only the groups that exist on this system are used.
+DEVICE_GROUPS=(gpio plugdev dialout input i2c)
 PORT=8000
 APT=1
 PCSC=0
+PN532=0
 DESTDIR=${DESTDIR:-}
 DRY_RUN=0
 [ -n "$DESTDIR" ] && DRY_RUN=1
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-apt) APT=0 ;;
 	--pcsc) PCSC=1 ;;
+	--pn532) PN532=1 ;;
 	--dry-run) DRY_RUN=1 ;;
 	-h | --help) usage 0 ;;
 	*)
@@ -111,6 +114,7 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 # and evdev for PC/SC and keyboard readers (the venv sees them), and pcscd for a PC/SC reader (--pcsc,
 # or a config that names one: pcscd takes every CCID reader, an ACR122U too, away from nfcpy).
 if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pcsc:' "$DESTDIR$CONF"; then PCSC=1; fi
+if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pn532:' "$DESTDIR$CONF"; then PN532=1; fi
 packages=(python3-venv python3-lgpio libusb-1.0-0 python3-pyscard python3-evdev)
 [ "$PCSC" = 1 ] && packages+=(pcscd)
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
@@ -146,7 +150,9 @@ done
 mkdir -p "$DESTDIR$PREFIX"
 : >"$DESTDIR$MANIFEST.new"
 run python3 -m venv --system-site-packages "$PREFIX"
-run "$PREFIX/bin/pip" install --no-cache-dir --upgrade "$SRC"
+extras=""
+[ "$PN532" = 1 ] && extras="[pn532]"
+run "$PREFIX/bin/pip" install --no-cache-dir --upgrade "$SRC$extras"
 put 644 "$SRC/docs/operations.md" "$PREFIX/share/doc/operations.md"
 mkdir -p "$DESTDIR$(dirname "$LINK")"
 ln -sfn "$PREFIX/bin/companion" "$DESTDIR$LINK"

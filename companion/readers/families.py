@@ -5,6 +5,7 @@
 | `usb:`, `tty:`, `udp:` | nfcpy (RC-S380, ACR122U direct, PN532 on a UART) | `companion.readers.nfc` |
 | `pcsc:<name or part>` | PC/SC readers via pcscd (ACR122U, ACR1252U, Omnikey) | `companion.readers.pcsc` |
 | `hid:<evdev path>` | USB keyboard readers (UID only) | `companion.readers.keyboard` |
+| `pn532:i2c1` | a PN532 board on the Pi's I2C bus | `companion.readers.pn532_i2c` |
 | `virtual` | the virtual mat | `companion.readers.VirtualReader` |
 | `auto` | the first family that shows a reader: PC/SC, then nfcpy | |
 
@@ -28,10 +29,10 @@ from companion.readers.health import LinkWatch
 log = logging.getLogger(__name__)
 
 NFCPY_SCHEMES = ("usb", "tty", "udp")
-FAMILY_SCHEMES = ("pcsc", "hid")
+FAMILY_SCHEMES = ("pcsc", "hid", "pn532")
 NOT_YET = {
     "rc522": "RC522 boards on SPI are not supported yet (docs/nfc.md lists what to use instead)",
-    "pn532": "PN532 boards on I2C/SPI are not supported yet: set the board to HSU and use tty:AMA0:pn532",
+    "pn532:spi": "PN532 boards on SPI are not supported yet: use pn532:i2c1 or the UART (tty:AMA0:pn532)",
 }
 
 
@@ -40,13 +41,18 @@ def scheme(device: str) -> str:
 
 
 def family_reader(entry: dict[str, Any], watch: LinkWatch) -> PolledReader:
-    """The reader of a `pcsc:` or `hid:` entry, its settings checked."""
+    """The reader of a `pcsc:`, `pn532:` or `hid:` entry, its settings checked."""
     device = str(entry.get("device"))
     if scheme(device) == "pcsc":
         from companion.readers.pcsc import PcscReader
 
         common = CommonSettings.parse(entry)
         return PcscReader(common.device, common.seat, watch=watch, **common.timing())
+    if scheme(device) == "pn532":
+        from companion.readers.pn532_i2c import Pn532I2cReader
+
+        common = CommonSettings.parse(entry)
+        return Pn532I2cReader(common.device, common.seat, watch=watch, **common.timing())
     from companion.readers.keyboard import KeyboardReader
 
     common = CommonSettings.parse(entry, extra=("uid_format",))
@@ -77,8 +83,9 @@ def readers_from_config(
     for entry in entries:
         device = str(entry.get("device", "auto"))
         family = scheme(device)
-        if family in NOT_YET:
-            raise ConfigError(f"reader {device!r}: {NOT_YET[family]}")
+        why = next((why for prefix, why in NOT_YET.items() if device.lower().startswith(prefix)), None)
+        if why is not None:
+            raise ConfigError(f"reader {device!r}: {why}")
         if device == "auto":
             found = find_pcsc()
             if found is not None:

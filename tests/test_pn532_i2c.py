@@ -1,0 +1,125 @@
+"""A PN532 board on I2C (`pn532:i2c1`) through Adafruit's CircuitPython driver, with the chip of
+tests/pn532_emulator.py on a stand-in for Blinka's `busio.I2C` (tests/pn532_i2c_bus.py): a Spy
+Team trick on the daemon, a held card, the board off the bus and back, and enrollment writing the
+card id (issue 11)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.cards import Enrollment
+from companion.catalog import load_catalog
+from companion.config import ConfigError
+from companion.readers.families import readers_from_config
+from companion.registry import Registry
+from tests.nfc_emulator import wait_for
+from tests.nfc_helpers import names, nfc_config, running_daemon
+from tests.pn532_emulator import Ntag, ndef_tlv, text_message
+from tests.pn532_i2c_bus import Pn532I2cBus
+from tests.spy_team_play import trick_cards
+
+busio = pytest.importorskip("busio", reason="needs the pn532 extra (Adafruit Blinka)")
+pytest.importorskip("adafruit_pn532", reason="needs the pn532 extra")
+
+
+@pytest.fixture
+def bus(monkeypatch: pytest.MonkeyPatch) -> Pn532I2cBus:
+    board = Pn532I2cBus()
+    monkeypatch.setattr(busio, "I2C", board)
+    return board
+
+
+def ntag(number: int, card: str | None = None) -> Ntag:
+    data = ndef_tlv(text_message(card)) if card else None
+    return Ntag(f"04{number:012x}", 213, data=data)
+
+
+def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
+    bus: Pn532I2cBus, tmp_path: Path
+) -> None:
+    config = nfc_config(tmp_path, {"device": "pn532:i2c1", "debounce": 0.3, "retry": 0.1})
+    with running_daemon(config) as (daemon, cues):
+        daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
+        daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+        daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+        cards = trick_cards(daemon.table.view(), winner=1)
+        wait_for(lambda: daemon.health()["reader"] == "ok")
+        status = daemon.health()["readers"][0]
+        assert (
+            status["kind"] == "pn532-i2c" and status["capabilities"] == "reads and writes the card id (NDEF)"
+        )
+
+        def played() -> int:
+            return len(daemon.table.view()["played"])
+
+        for number, card in enumerate(cards, start=1):
+            tag = ntag(number, card)
+            bus.put(tag)
+            wait_for(lambda n=number: played() == n)  # type: ignore[misc]
+            if number == 1:
+                time.sleep(0.8)  # held: polled again and again, played once
+                assert played() == 1
+            if number == 2:  # off the bus with the card on it, and back: not played again
+                bus.unplug()
+                wait_for(lambda: daemon.health()["reader"] == "lost")
+                bus.plug(tag)
+                wait_for(lambda: daemon.health()["reader"] == "ok")
+                time.sleep(0.5)
+                assert played() == 2
+            bus.lift()
+        assert daemon.table.view()["played"] == cards
+        assert names(cues).count("card-accepted") == 2 + 4
+        assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
+        [won] = [c for c in cues if c["cue"] == "trick-won"]
+        assert won["seat"] == 1
+
+
+def test_enrollment_writes_the_card_id_through_the_driver(bus: Pn532I2cBus, tmp_path: Path) -> None:
+    registry = Registry(tmp_path / "cards.db")
+    session = Enrollment(load_catalog()["spy"], registry)
+    [reader] = readers_from_config([{"device": "pn532:i2c1", "debounce": 0.2, "retry": 0.1}])
+    reader.intercept = session.offer  # type: ignore[attr-defined]
+    reader.start(lambda **tap: None)
+    tag = ntag(40)
+    try:
+        bus.put(tag)
+        wait_for(lambda: session.position == 1)
+        last = session.progress()["last"]
+        assert last["wrote"] is True and last["warning"] == ""
+        assert tag.user_data().startswith(ndef_tlv(text_message(session.cards[0].id)))
+        assert registry.lookup(tag.uid.hex()) == session.cards[0].id
+    finally:
+        reader.stop()
+        registry.close()
+
+
+def test_only_the_header_bus_and_no_spi_yet() -> None:
+    with pytest.raises(ConfigError, match="only a PN532 on i2c1"):
+        readers_from_config([{"device": "pn532:i2c3"}])
+    with pytest.raises(ConfigError, match="PN532 boards on SPI are not supported yet"):
+        readers_from_config([{"device": "pn532:spi0.0"}])
+
+
+def test_its_pins_are_reserved_and_doctor_wakes_it(
+    bus: Pn532I2cBus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from companion import pins
+    from companion.doctor import check_reader
+    from companion.readers import pn532_i2c
+
+    held = pins.reader_pins([{"device": "pn532:i2c1"}, {"device": "tty:AMA0:pn532"}])
+    assert sorted(held) == [2, 3, 14, 15] and "I2C bus 1" in held[2]
+    with pytest.raises(ConfigError, match="GPIO 3"):
+        pins.PinLayout.parse({"next_button": 3}, reserved=held)
+
+    monkeypatch.setattr(pn532_i2c, "I2C_DEVICE", tmp_path / "i2c-1")
+    off = check_reader("pn532:i2c1")
+    assert off.status == "FAIL" and "I2C is off" in off.message and "dtparam=i2c_arm=on" in off.fix
+    (tmp_path / "i2c-1").touch()
+    assert check_reader("pn532:i2c1").line().startswith("ok   reader: PN532 v1.6 on I2C bus 1")
+    bus.unplug()
+    gone = check_reader("pn532:i2c1")
+    assert gone.status == "FAIL" and "no PN532 answers on I2C bus 1" in gone.message
