@@ -32,6 +32,7 @@ VPCD_DRIVER = Path("/usr/lib/pcsc/drivers/serial/libifdvpcd.so")
 # (MIFARE Ultralight, which NTAG21x answers as).
 NTAG_ATR = bytes.fromhex("3B8F8001804F0CA0000003060300030000000068")
 POWER_OFF, POWER_ON, RESET, GET_ATR = 0, 1, 2, 4
+VPCD_POLL = 0.4  # seconds between pcscd's questions to vpcd whether a card is there
 OK = b"\x90\x00"
 
 
@@ -54,6 +55,7 @@ class VirtualNtag:
         self.read_only = read_only
         self.apdus: list[bytes] = []
         self._sock: socket.socket | None = None
+        self._port = 0
         self._thread: threading.Thread | None = None
 
     def place(self, port: int, timeout: float = 10.0) -> None:
@@ -68,16 +70,22 @@ class VirtualNtag:
                     raise
                 time.sleep(0.05)
         sock.settimeout(None)
-        self._sock = sock
+        self._sock, self._port = sock, port
         self._thread = threading.Thread(target=self._serve, args=(sock,), daemon=True)
         self._thread.start()
 
     def lift(self) -> None:
+        """Take the tag off, and give pcscd the time to see the reader empty: vpcd is a polled
+        driver (pcscd asks it every 0.4 s whether a card is there), and a card put on before pcscd
+        has seen the reader empty is never served by vpcd (pcscd goes on seeing no card). A real
+        reader reports each removal and insertion by itself; in the tests a lifted card's place
+        stays empty for half a second, as a hand takes longer anyway."""
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+            time.sleep(VPCD_POLL + 0.1)
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -209,10 +217,15 @@ class Pcscd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _listening(port: int) -> bool:
-    """vpcd listens on `port` (read from /proc: a test connection would be taken for a card)."""
+def _tcp_states(port: int) -> list[str]:
+    """The states (hex, as /proc/net/tcp shows them) of the sockets whose local port is `port`."""
     try:
         lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
     except OSError:
-        return True
-    return any(f":{port:04X}" == line.split()[1][-5:] and line.split()[3] == "0A" for line in lines)
+        return []
+    return [line.split()[3] for line in lines if line.split()[1].endswith(f":{port:04X}")]
+
+
+def _listening(port: int) -> bool:
+    """vpcd listens on `port` (read from /proc: a test connection would be taken for a card)."""
+    return "0A" in _tcp_states(port)
