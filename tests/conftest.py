@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,13 @@ from tests.servers import Server, running_companion
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+# PC/SC clients in the tests (and the companions they start) talk to the tests' own pcscd only
+# (tests/pcsc_card.py), never the machine's: libpcsclite reads this once per process, so it is set
+# before any test can touch it. Until that pcscd runs, every `auto` here finds no PC/SC reader.
+os.environ["PCSCLITE_CSOCK_NAME"] = str(
+    Path(tempfile.gettempdir()) / f"companion-pcscd-{os.getpid()}" / "pcscd.comm"
+)
 
 
 def make_config(db: Path) -> Config:

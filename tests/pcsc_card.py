@@ -171,7 +171,8 @@ class Pcscd:
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="companion-pcscd-"))
         self.port = free_port()
-        self.socket = self.dir / "run" / "pcscd.comm"
+        # Where the clients look for it (tests/conftest.py sets it for the whole test session).
+        self.socket = Path(os.environ.get("PCSCLITE_CSOCK_NAME") or self.dir / "run" / "pcscd.comm")
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -182,13 +183,13 @@ class Pcscd:
     def start(self) -> None:
         conf = self.dir / "reader.conf.d"
         conf.mkdir(exist_ok=True)
-        (self.dir / "run").mkdir(exist_ok=True)
+        self.socket.parent.mkdir(parents=True, exist_ok=True)
         (conf / "vpcd").write_text(
             f'FRIENDLYNAME "Virtual PCD"\nDEVICENAME /dev/null:0x{self.port:04X}\n'
             f"LIBPATH {VPCD_DRIVER}\nCHANNELID 0x{self.port:04X}\n"
         )
         pcscd = shutil.which("pcscd") or "/usr/sbin/pcscd"
-        script = f"mount --bind {self.dir / 'run'} /run/pcscd && exec {pcscd} --foreground -c {conf}"
+        script = f"mount --bind {self.socket.parent} /run/pcscd && exec {pcscd} --foreground -c {conf}"
         Path("/run/pcscd").mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
@@ -215,6 +216,8 @@ class Pcscd:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.socket.parent.rmdir()
 
 
 def _tcp_states(port: int) -> list[str]:

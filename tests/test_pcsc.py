@@ -28,24 +28,18 @@ READER = "Virtual PCD 00 00"
 
 @pytest.fixture(scope="module")
 def pcscd() -> Iterator[Pcscd]:
-    """One private pcscd for the module (pcsc-lite reads its socket's name once per process)."""
+    """One private pcscd for the module."""
     missing = pcscd_missing()
     if missing and os.environ.get("CI"):
         pytest.fail(f"PC/SC is required in CI (scripts/test installs it): {missing}")
     if missing:
         pytest.skip(missing)
-    daemon = Pcscd()
+    daemon = Pcscd()  # at the socket tests/conftest.py names for every PC/SC client of the session
     daemon.start()
-    before = os.environ.get("PCSCLITE_CSOCK_NAME")
-    os.environ.update(daemon.env)
     try:
         yield daemon
     finally:
         daemon.close()
-        if before is None:
-            os.environ.pop("PCSCLITE_CSOCK_NAME", None)
-        else:
-            os.environ["PCSCLITE_CSOCK_NAME"] = before
 
 
 def tag_with(number: int, card: str | None = None) -> VirtualNtag:
