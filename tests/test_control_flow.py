@@ -116,3 +116,25 @@ def test_the_scoreboard_can_read_its_announcements_aloud(browser: Browser, serve
     page.reload()  # the choice stays on this device
     expect(page.locator("#voice")).to_have_text("Voice on")
     page.close()
+
+
+def test_colours_are_told_apart_without_their_hue(browser: Browser, server: Server) -> None:
+    """SPY's colours carry a shape beside the player's name; Spy Team's cards one in their corner."""
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob", "Cy"]})
+    for colour in ("green", "red", "purple"):
+        server.call("POST", "/api/taps", {"card": f"spy/{colour}-spy"})
+    page = page_at(browser, server.url + "/", 1280, 800)
+    marks = page.locator(".spy .player header .colour-mark")
+    expect(marks).to_have_count(3)
+    assert len(set(marks.all_inner_texts())) == 3
+    server.call("POST", "/api/games", {"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]})
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+    server.call("POST", "/api/taps", {"card": "spy-team/red-9"})
+    server.call("POST", "/api/taps", {"card": "spy-team/blue-3"})
+    symbol = "c => getComputedStyle(c, '::before').content"
+    expect(page.locator(".spy-team .card.red.played")).to_have_count(1)
+    red = page.locator(".spy-team .card.red.played").evaluate(symbol)
+    blue = page.locator(".spy-team .card.blue.played").evaluate(symbol)
+    assert red != blue and "none" not in (red, blue)
+    page.close()

@@ -14,6 +14,9 @@
     "already-exposed": "spied", "pass": "pass", "dropped": "boom",
   };
 
+  // Colour-blind safe: each colour also has its own shape, beside the name and on the mat.
+  const SYMBOLS = {green: "▲", red: "■", purple: "◆", blue: "●"};
+
   function capital(word) { return word ? word[0].toUpperCase() + word.slice(1) : ""; }
 
   // One exposure slot: "Safe 1" is a fixed position on every player's track, not a secret.
@@ -76,6 +79,8 @@
 
     return h("section", {class: classes.join(" "), dataset: {seat: player.seat}},
       h("header", {},
+        player.colour ? h("span", {class: "colour-mark", title: capital(player.colour), "aria-hidden": "true"},
+          SYMBOLS[player.colour] || "") : null,
         h("span", {class: "name"}, player.name),
         view.start === player.seat ? h("span", {class: "badge", title: "starts (the youngest player)"}, "★") : null,
         state),
