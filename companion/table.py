@@ -38,6 +38,19 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def taken_back(before: dict[str, Any], after: dict[str, Any], undone: Event, title: str) -> str:
+    """What an undo took back, in players' words: the log sentences the undone input had added
+    (public, like the whole log; never a card id), or the start of the game it took back."""
+    if undone.get("type") == "start":
+        return f"Took back the start of {title}."
+    old, new = before.get("log", []), after.get("log", [])
+    kept = 0
+    while kept < min(len(old), len(new)) and old[kept] == new[kept]:
+        kept += 1
+    lost = [line.rstrip(".") for line in old[kept:]]
+    return f"Took back: {'; '.join(lost)}." if lost else "Took back the last input."
+
+
 class Table:
     """Holds the current game, folded from the journal, and applies inputs to it one at a time."""
 
@@ -140,7 +153,8 @@ class Table:
             return self.submit(action, key)
 
     def undo(self, key: str | None = None) -> dict[str, Any]:
-        """Take back the last input in force; past a game's start, the game before comes back."""
+        """Take back the last input in force; past a game's start, the game before comes back. The
+        answer is the new public view with `taken_back`: what was taken back, in players' words."""
         event: Event = {"type": "undo"}
         with self._lock:
             replay = self._replay(key, event)
@@ -158,11 +172,13 @@ class Table:
                 remaining, start = [entry.event for entry in before], before[0] if before else None
             game, state = self._fold(remaining)
             view = self._view_of(game, state)
-            self._write(event, key, view)
+            taken = taken_back(self._view, view, self._events[-1], self._title(self._game))
+            answer = {**view, "taken_back": taken}  # the control page says what the undo took back
+            self._write(event, key, answer)
             self._events, self.game_start = remaining, start
             self._settle(game, state, view)
-            self._emit([Cue("undo", text="Took back the last input.")], view)
-            return view
+            self._emit([Cue("undo", text=taken)], view)
+            return answer
 
     def submit(self, event: Event, key: str | None = None) -> dict[str, Any]:
         """Check, journal, apply and announce one input; raise GameError (after an error cue) if refused."""
@@ -277,6 +293,9 @@ class Table:
                     f"the journal holds an input the rules refuse ({event}): {error}"
                 ) from error
         return game, state
+
+    def _title(self, game: str | None) -> str:
+        return "the game" if game is None else self.engines[game].title
 
     def _view_of(self, game: str | None, state: Any) -> dict[str, Any]:
         return dict(IDLE_VIEW) if game is None else self.engines[game].public_view(state)

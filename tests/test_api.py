@@ -151,7 +151,7 @@ def test_undo_through_the_api(client: Any) -> None:
     choose(client, "2/4")
     before = client.get("/api/state").get_json()
     post(client, "/api/taps", {"card": "spy-team/red-5"})
-    assert post(client, "/api/undo") == before
+    assert post(client, "/api/undo") == {**before, "taken_back": "Took back: Ann played Red 5."}
 
 
 def test_a_whole_game_from_the_first_tile_to_the_winner(client: Any, cues: list[Any]) -> None:

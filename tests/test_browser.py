@@ -70,7 +70,7 @@ def test_the_control_page_plays_a_card_from_the_virtual_mat(browser: Browser, se
     expect(page.locator("#undo")).to_have_text("Tap again to undo")
     assert server.call("GET", "/api/state")["played"] == ["spy-team/red-9"]
     page.click("#undo")
-    expect(page.locator("#message")).to_have_text("Took back the last input.")
+    expect(page.locator("#message")).to_have_text("Took back: Ann played Red 9.")
     expect(page.locator("#undo")).to_have_text("Undo last input")
     assert server.call("GET", "/api/state")["played"] == []
     assert errors == []
@@ -97,6 +97,10 @@ def test_the_scoreboard_announces_camouflage_and_sums_up_the_game(browser: Brows
     expect(page.locator("#banner.cue-trick-won")).to_contain_text("Cid wins the trick")
     expect(page.locator('.seat[data-seat="2"] .card.taken.best')).to_be_visible()
     expect(page.locator(".centre")).to_contain_text("Cid takes the trick")
+    # The story beside the board: its latest line in the top bar, every play one tap away.
+    expect(page.locator("#story summary")).to_contain_text("Trick 1: Cid won it with Red")
+    page.click("#story summary")
+    expect(page.locator("#story li")).to_have_count(2 + 4 + 1)  # two missions, four plays, the trick
     # Three rounds in which Bob (aiming for 1) takes 2 tricks: each time C.A.T. complete theirs.
     for cat_tile in (None, "2/4", "3/3"):  # round 1's missions are already chosen
         if cat_tile:
@@ -110,6 +114,9 @@ def test_the_scoreboard_announces_camouflage_and_sums_up_the_game(browser: Brows
     expect(summary).to_contain_text("Ann & Cid")
     expect(summary).to_contain_text("Bob won 2 tricks aiming for 1")
     expect(page.locator(".team-panel.team-a")).to_have_class(re.compile(r"\bwon\b"))
+    # The game-over summary of the whole game, with each round.
+    expect(page.locator("#story summary")).to_contain_text("Game over: C.A.T. (Ann and Cid) win the game.")
+    expect(page.locator("#story .summary p")).to_have_count(1 + 3 + 1)  # the end, 3 rounds, the score
     assert errors == []
 
 

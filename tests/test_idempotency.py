@@ -45,7 +45,8 @@ def test_a_repeated_key_gets_the_first_answer_and_applies_nothing_again(daemon: 
     assert call(client, "/api/taps", {"card": "spy-team/red-3"}, key="tap 1") == tap
     assert call(client, "/api/undo", None, key="undo-1") == undo
     assert journal_length(daemon) == length
-    assert client.get("/api/state").get_json() == undo[1]  # the undo was not applied twice
+    # The undo was not applied twice (its answer is the view and what it took back).
+    assert {**client.get("/api/state").get_json(), "taken_back": "Took back: Ann played Red 3."} == undo[1]
     # Without a key (or with a new one), an undo is a new input.
     assert call(client, "/api/undo", None, key="undo-2")[0] == 200
     assert journal_length(daemon) == length + 1
@@ -131,7 +132,7 @@ def test_the_control_page_resends_a_lost_undo_with_the_same_key(browser: Any, se
     page.goto(f"{server.url}/control#token={TOKEN}")
     page.click("#undo")
     page.click("#undo")
-    expect(page.locator("#message")).to_have_text("Took back the last input.")
+    expect(page.locator("#message")).to_have_text("Took back: Ann played Red 9.")
     assert len(keys) == 2 and keys[0] is not None and keys[0] == keys[1]
     state = server.call("GET", "/api/state")
     assert state["played"] == [] and state["status"] == "playing"

@@ -22,7 +22,12 @@ The public view carries at least::
 
     {"game": "spy-team", "status": "playing" | "game-over", "round": 1,
      "players": [{"seat": 0, "name": "Ann", "score": 0, "eliminated": false}, ...],
-     "prompt": {...}, "rounds": [{"round": 1, "winners": [1, 3], "reason": "..."}], "winners": []}
+     "prompt": {...}, "rounds": [{"round": 1, "winners": [1, 3], "reason": "..."}], "winners": [],
+     "log": ["Ann played Red 17.", ...], "summary": []}
+
+The log is the game's story in players' words, one short public sentence per thing the table saw
+(its state keeps it: `told(cues)` is what most of it comes from); the summary is empty until the game
+is over, then a few lines for the whole game (`with_story`).
 
 with the prompt rendered by `Prompt.to_json`::
 
@@ -271,6 +276,40 @@ class Engine(ABC, Generic[S]):
                 raise GameError(f"That card belongs to another game, not {self.data.title}.")
             raise GameError(f"Unknown card {card_id}.", cue="unknown-card")
         return card
+
+
+# Cues that ask for the next input or refuse one: they tell nothing that happened, so no log has them.
+UNTOLD_CUES = frozenset({"your-turn", "error", "unknown-card"})
+
+
+def told(cues: list[Cue]) -> list[str]:
+    """What `cues` tell the whole table, one sentence each: a game's log. Cue texts are public (every
+    scoreboard shows them), so an engine whose cues never name a hidden card can log them as they are."""
+    return [sentence(cue.text) for cue in cues if cue.text and cue.name not in UNTOLD_CUES]
+
+
+def sentence(text: str) -> str:
+    """`text` ending in a full stop (or the mark it already has)."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def with_story(view: dict[str, Any], log: list[str], outcome: Outcome | None) -> dict[str, Any]:
+    """Add a public view's story: its `log`, and once the game is over its `summary`: how it ended,
+    each round's result and the final scores, from what the view already shows."""
+    view["log"] = list(log)
+    view["summary"] = [] if outcome is None else _summary(view, outcome)
+    return view
+
+
+def _summary(view: dict[str, Any], outcome: Outcome) -> list[str]:
+    lines = [sentence(outcome.reason)]
+    lines += [sentence(f"Round {r['round']}: {r['reason']}") for r in view.get("rounds", [])]
+    players = view.get("players", [])
+    if view.get("rounds") and players:
+        scores = ", ".join(f"{p['name']} {p['score']}" for p in players)
+        lines.append(f"Final score: {scores}.")
+    return lines
 
 
 def seat_of(event: Event, players: int, field: str = "seat") -> int:

@@ -53,6 +53,8 @@ from companion.games.base import (
     Status,
     check_players,
     seat_of,
+    sentence,
+    with_story,
 )
 
 # The Exposure Target order, as (kind, number): both Safes, then both Top Secrets, ascending.
@@ -181,6 +183,7 @@ class SpyState:
     last_outcome: dict[str, Any] | None = None
     outcomes: list[dict[str, Any] | None] = field(default_factory=list)  # the last one per seat
     winners: list[int] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # the story: public sentences only, never a number
 
 
 class Spy(Engine[SpyState]):
@@ -275,6 +278,7 @@ class Spy(Engine[SpyState]):
                 f"{colour.capitalize()} is already {state.players[state.colours.index(colour)]}'s."
             )
         state.colours[seat] = colour
+        state.log.append(f"{name} plays {colour}.")
         cues = [Cue("card-accepted", seat=seat, text=f"{name} plays {colour}", data={"colour": colour})]
         if None not in state.colours:
             state.status = Status.PLAYING
@@ -368,14 +372,16 @@ class Spy(Engine[SpyState]):
         if state.eliminated[seat]:
             raise GameError(f"{name} is already out.")
         self._record(state, "dropped", None, seat, f"{name} dropped a card and is out.")
-        cues = self._eliminate(state, seat, f"{name} is out: a card was dropped")
+        cues = self._eliminate(state, seat, f"{name} is out: a card was dropped", logged=True)
         if state.status is Status.PLAYING and state.turn == seat:
             state.turn = self._next_alive(state, seat)
         return cues
 
-    def _eliminate(self, state: SpyState, seat: int, text: str) -> list[Cue]:
-        """Put `seat` out; if one player is left, they win and the game ends."""
+    def _eliminate(self, state: SpyState, seat: int, text: str, logged: bool = False) -> list[Cue]:
+        """Put `seat` out (`logged`: the log already says so); if one player is left, they win."""
         state.eliminated[seat] = True
+        if not logged:
+            state.log.append(sentence(text))
         cues = [Cue("player-eliminated", seat=seat, text=text)]
         alive = [s for s, out in enumerate(state.eliminated) if not out]
         if len(alive) == 1:
@@ -383,12 +389,14 @@ class Spy(Engine[SpyState]):
             state.turn = None
             state.winners = alive
             cues.append(Cue("game-won", seat=alive[0], text=f"{state.players[alive[0]]} wins"))
+            state.log.append(f"{state.players[alive[0]]} wins.")
         return cues
 
     def _record(self, state: SpyState, kind: str, spier: int | None, owner: int | None, text: str) -> None:
         """Remember an outcome for the banner and for each player it concerns."""
         outcome = {"kind": kind, "spier": spier, "owner": owner, "text": text}
         state.last_outcome = outcome
+        state.log.append(text)
         for seat in {s for s in (spier, owner) if s is not None}:
             state.outcomes[seat] = outcome
 
@@ -472,7 +480,7 @@ class Spy(Engine[SpyState]):
                     "last_outcome": _copy(state.outcomes[seat]),
                 }
             )
-        return {
+        view = {
             "game": self.game,
             "status": state.status.value,
             "round": 1,
@@ -484,6 +492,7 @@ class Spy(Engine[SpyState]):
             "start": state.start,
             "last_outcome": _copy(state.last_outcome),
         }
+        return with_story(view, state.log, self.outcome(state))
 
 
 def _cue(

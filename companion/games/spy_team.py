@@ -46,6 +46,8 @@ from companion.games.base import (
     Status,
     check_players,
     seat_of,
+    told,
+    with_story,
 )
 
 PLAYERS = 4
@@ -130,6 +132,7 @@ class SpyTeamState:
     rounds: list[RoundResult] = field(default_factory=list)
     status: Status = Status.PLAYING
     winners: list[int] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # the story, trick by trick (`told` cues)
 
 
 def parse_tile(tile: str) -> tuple[int, int]:
@@ -285,10 +288,12 @@ class SpyTeam(Engine[SpyTeamState]):
             raise GameError("The game is over; start a new one to play again.")
         kind = event["type"]
         if kind == "tap":
-            return self._tap(state, event)
-        if kind == "mission":
-            return self._mission(state, event)
-        raise GameError(f"Spy Team has no action '{kind}'.")
+            cues = self._tap(state, event)
+        elif kind == "mission":
+            cues = self._mission(state, event)
+        else:
+            raise GameError(f"Spy Team has no action '{kind}'.")
+        return cues
 
     def _mission(self, state: SpyTeamState, event: Event) -> list[Cue]:
         """A team chooses (or changes) its tile and who aims for which number."""
@@ -321,6 +326,7 @@ class SpyTeam(Engine[SpyTeamState]):
                 data={"team": team.name, "tile": tile, "targets": self._targets_json(team.mission)},
             )
         ]
+        state.log += told(cues)
         if not ready_before and self.missions_ready(state):
             # The prompt moves from the host to the leader: that seat should notice.
             leader = state.players[state.leader]
@@ -348,6 +354,7 @@ class SpyTeam(Engine[SpyTeamState]):
 
         state.trick.append(Play(seat=turn, card=card.id))
         state.played.append(card.id)
+        state.log.append(f"{state.players[turn]} played {card.name}.")
         cues = [
             Cue(
                 "card-accepted",
@@ -374,6 +381,10 @@ class SpyTeam(Engine[SpyTeamState]):
 
         cues: list[Cue] = []
         name = state.players[winner]
+        camouflaged = " (camouflage: the lowest wins)" if camouflage else ""
+        state.log.append(
+            f"Trick {sum(state.tricks_won)}: {name} won it with {cards[index].name}{camouflaged}."
+        )
         if camouflage:
             colour = cards[0]["colour"]
             cues.append(Cue("camouflage", text=f"Camouflage! All four cards are {colour}: the lowest wins"))
@@ -459,6 +470,7 @@ class SpyTeam(Engine[SpyTeamState]):
                 data={"winners": winners, "team": team.name, "tile": tile, "round": state.round},
             ),
         ]
+        state.log += told(cues)
         if not team.tiles_left:
             state.status = Status.GAME_OVER
             state.winners = winners
@@ -469,6 +481,7 @@ class SpyTeam(Engine[SpyTeamState]):
                     data={"winners": winners, "team": team.name},
                 )
             )
+            state.log += told(cues[-1:])
             return cues
         # A new round: the start player passes left, missions are chosen afresh.
         state.round += 1
@@ -615,7 +628,7 @@ class SpyTeam(Engine[SpyTeamState]):
             for team in state.teams
         ]
         last = state.last_trick
-        return {
+        view = {
             "game": self.game,
             "status": state.status.value,
             "round": state.round,
@@ -651,3 +664,4 @@ class SpyTeam(Engine[SpyTeamState]):
             },
             "played": list(state.played),
         }
+        return with_story(view, state.log, self.outcome(state))

@@ -62,8 +62,8 @@
 
   async function send(method, path, body, done) {
     try {
-      await api(method, path, body);
-      say(done, true);
+      const answer = await api(method, path, body);
+      say(typeof done === "function" ? done(answer) : done, true);
       return true;
     } catch (err) {
       say(err.status === 401 ? "The table did not accept this device's token: enter the table's token under Token."
@@ -319,7 +319,8 @@
 
   // Undo after the game is over brings it back: the second tap says so.
   guarded($("undo"), () => (view && view.status === "game-over" ? "Tap again: undo brings the finished game back"
-    : "Tap again to undo"), () => send("POST", "/api/undo", undefined, "Took back the last input."));
+    : "Tap again to undo"), () => send("POST", "/api/undo", undefined,
+    (answer) => answer.taken_back || "Took back the last input."));
   document.addEventListener("click", () => Sounds.enable(), {once: true});
 
   const ready = Companion.loadCatalog();

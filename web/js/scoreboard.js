@@ -18,6 +18,7 @@
       view.status === "game-over" ? "Game over"
         : view.round && renderer(view.game).showRound !== false ? `Round ${view.round}` : "";
     document.getElementById("prompt").textContent = view.prompt ? view.prompt.text : "";
+    showStory(view);
     if (!view.game) {
       board.replaceChildren(h("div", {class: "idle"}, h("p", {}, "No game yet."),
         h("p", {class: "hint"}, "Open /control on the host's device to start one.")));
@@ -26,6 +27,21 @@
     }
     renderer(view.game).render(view, board);
     fit();
+  }
+
+  // The game's story (the view's public log): its latest line in the top bar, the whole of it (and the
+  // game-over summary) one tap away, newest last, so the board keeps its space.
+  const story = document.getElementById("story");
+  function showStory(next) {
+    const log = next.log || [];
+    const summary = next.summary || [];
+    story.hidden = !next.game || (!log.length && !summary.length);
+    story.querySelector("summary").textContent =
+      summary.length ? `Game over: ${summary[0]}` : `Story: ${log[log.length - 1] || ""}`;
+    story.querySelector(".summary").replaceChildren(...summary.map((line) => h("p", {}, line)));
+    const list = story.querySelector("ol");
+    list.replaceChildren(...log.map((line) => h("li", {}, line)));
+    list.scrollTop = list.scrollHeight;
   }
 
   // Everything on the board must be seen from across the table, without scrolling. Each game's layout

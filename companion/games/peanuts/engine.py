@@ -22,6 +22,8 @@ from companion.games.base import (
     Status,
     check_players,
     seat_of,
+    sentence,
+    told,
 )
 from companion.games.peanuts import view
 from companion.games.peanuts.rules import FAMILY, PeanutsRules, parse_rules
@@ -110,7 +112,7 @@ class Peanuts(Engine[PeanutsState]):
         return view.prompt(self.rules, state)
 
     def public_view(self, state: PeanutsState) -> dict[str, Any]:
-        return view.public_view(self.rules, state)
+        return view.public_view(self.rules, state, self.outcome(state))
 
     # Setup and rounds ------------------------------------------------------
 
@@ -233,7 +235,29 @@ class Peanuts(Engine[PeanutsState]):
             STEPS[step.kind](self, state, step, event, cues)
         if state.status is Status.PLAYING and not state.steps:
             self._end_turn(state, cues)
+        self._tell(state, cues)
         return cues
+
+    def _tell(self, state: PeanutsState, cues: list[Cue]) -> None:
+        """Log what `cues` told the table (public: no cue names a hidden card); a round's result
+        with its number and the winning hand, as shown at the showdown."""
+        for cue in cues:
+            if cue.name == "round-won":
+                round_number = state.rounds[-1]["round"]
+                state.log.append(sentence(f"Round {round_number} won: {cue.text}"))
+                state.log += self._winning_hands(state, state.rounds[-1]["winners"])
+            else:
+                state.log += told([cue])
+
+    def _winning_hands(self, state: PeanutsState, winners: list[int]) -> list[str]:
+        """The winners' Role and shown card (the showdown shows both to everybody)."""
+        lines = []
+        for seat in winners:
+            role, card = state.roles[seat], state.shown.get(seat)
+            if role is not None and card is not None:
+                names = (self.data.cards[role].name, self.data.cards[card].name)
+                lines.append(f"Winning hand: {state.players[seat]}'s {names[0]} (Role) and {names[1]}.")
+        return lines
 
     def turn_number(self, state: PeanutsState) -> int:
         return state.turns

@@ -91,6 +91,7 @@ class PeanutsState:
     result: dict[str, Any] | None = None  # the showdown's outcome
     rounds: list[dict[str, Any]] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # the story: what the cues told the table
 
 
 def listing(items: list[str]) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
-from companion.games.base import Action, Prompt, Status
+from companion.games.base import Action, Outcome, Prompt, Status, with_story
 from companion.games.peanuts.rules import IMMUNE_TO, PeanutsRules
 from companion.games.peanuts.showdown import pile_notches
 from companion.games.peanuts.state import (
@@ -240,8 +240,8 @@ def _player_view(rules: PeanutsRules, state: PeanutsState, seat: int) -> dict[st
     }
 
 
-def public_view(rules: PeanutsRules, state: PeanutsState) -> dict[str, Any]:
-    return {
+def public_view(rules: PeanutsRules, state: PeanutsState, outcome: Outcome | None) -> dict[str, Any]:
+    view = {
         "game": "peanuts",
         "status": state.status.value,
         "round": state.round,
@@ -257,6 +257,7 @@ def public_view(rules: PeanutsRules, state: PeanutsState) -> dict[str, Any]:
         "claim": None if state.claim is None else {"seat": state.turn, "tapped": len(state.claim)},
         "showdown": _showdown_view(rules, state),
     }
+    return with_story(view, state.log, outcome)
 
 
 def _showdown_view(rules: PeanutsRules, state: PeanutsState) -> dict[str, Any] | None:
