@@ -113,7 +113,8 @@ def test_undo_past_a_start_reads_the_game_before_on_demand_across_a_restart(tmp_
     again.undo()
     again.undo()
     assert again.view()["players"][0]["name"] == "W"  # the second game's start is still in force
-    assert again.undo() == {**first, "taken_back": "Took back the start of Spy Team."}  # its start taken back: the first game, exactly as it was
+    # Its start taken back: the first game, exactly as it was.
+    assert again.undo() == {**first, "taken_back": "Took back the start of Spy Team."}
     assert again.journal.rows_read == 3 + 4  # read on demand: the first game's four inputs
     again.tap(card="spy-team/red-9")  # and it goes on
     assert len(again.view()["trick"]) == 2

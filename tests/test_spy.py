@@ -497,6 +497,7 @@ def test_no_view_and_no_cue_of_a_scripted_game_names_a_secret() -> None:
         boom = event["card"] if "boom" in names_of(cues) else None  # shown to the table
         assert_no_secret(state, ENGINE.public_view(state), cues, [], boom)
     assert refusals == 7
+    assert len(ENGINE.public_view(state)["log"]) == 23  # the story was checked too, line by line
     for name in ("spied", "bomb-lit", "boom", "card-revealed", "already-exposed", "player-eliminated"):
         assert seen[name] >= 1, name
     assert state.status == "game-over" and state.winners == [0]
