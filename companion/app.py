@@ -14,6 +14,7 @@ from companion.cards import CardDesk
 from companion.cards_api import cards_api
 from companion.catalog import GameData
 from companion.events import Broker
+from companion.history import history
 from companion.packs import Pack
 from companion.pairing import Pairing
 from companion.presentation import presentation
@@ -51,6 +52,7 @@ def create_app(
     app.register_blueprint(api)
     app.register_blueprint(cards_api)
     app.register_blueprint(presentation)
+    app.register_blueprint(history)
     allowed = allowed_hosts(hosts)
 
     @app.before_request
@@ -78,6 +80,10 @@ def create_app(
     @app.get("/control")
     def control() -> Any:
         return files.response("control.html")
+
+    @app.get("/history")
+    def history_page() -> Any:
+        return files.response("history.html")
 
     @app.get("/pair")
     def pair() -> Any:
