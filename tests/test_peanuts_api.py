@@ -462,6 +462,7 @@ def test_undo_takes_back_an_elimination(daemon: Daemon, client: Any, cues: Cues)
     response = client.post("/api/undo", headers=AUTH)
     assert response.status_code == 200
     view = response.get_json()
+    assert view.pop("taken_back").startswith("Took back: ")  # what it took back, in players' words
     assert view == before and state(client) == before
     assert column(view, "eliminated") == [False, False, False] and pile(view, 2) == []
     entries = list(daemon.journal.entries())

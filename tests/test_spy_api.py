@@ -242,6 +242,7 @@ def test_undo_takes_back_a_lit_bomb(daemon: Daemon, client: Any, cues: list[dict
     response = client.post("/api/undo", headers=AUTH)
     assert response.status_code == 200
     view = response.get_json()
+    assert view.pop("taken_back") == "Took back: Ann lit a bomb in Bob's base: TSSSsss."
     assert column(view, "bombs_lit") == [0, 0, 0] and view["turn"] == 0 and view["last_outcome"] is None
     assert state(client) == view
     entries = list(daemon.journal.entries())

@@ -101,7 +101,7 @@ def test_undo_takes_back_the_last_input_and_is_journaled(tmp_path: Path) -> None
     before = table.view()
     table.tap(card="spy-team/red-3")
     view = table.undo()
-    assert view == before
+    assert view == {**before, "taken_back": "Took back: Ann played Red 3."}
     assert [e.event["type"] for e in table.journal.entries()][-2:] == ["tap", "undo"]
     assert "undo" in cue_names(heard)
 
@@ -113,7 +113,7 @@ def test_undo_of_a_start_brings_back_the_game_before(tmp_path: Path) -> None:
     first = table.view()
     table.start("spy-team", ["W", "X", "Y", "Z"], {"start": 2})
     assert table.view()["players"][0]["name"] == "W"
-    assert table.undo() == first
+    assert table.undo() == {**first, "taken_back": "Took back the start of Spy Team."}
     for _ in range(4):
         table.undo()
     assert table.view()["status"] == "idle"
