@@ -1,6 +1,7 @@
 """Every game, in every state, fits phones (360-430 px wide) and tablets (768-1366 px, both
 orientations): no sideways scrolling and no text lying over other text, on the scoreboard and on the
-control page. One table and one browser page of each kind, resized from size to size."""
+control page. One table and one browser page of each kind, resized from size to size. And on a 10"
+tablet (1280x800) the scoreboard reads from 2 m: its key text 24 px or more, the rest 18 px or more."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from tests.servers import TOKEN, Server, running_companion
 
 SIZES = [(360, 740), (390, 844), (430, 932), (768, 1024), (1024, 768), (800, 1280), (1280, 800), (1366, 1024)]
 MEASURE = (Path(__file__).parent / "js" / "layout.js").read_text()
+# What the table reads first: names, scores, whose turn (the prompt, Peanuts' news), the latest play.
+KEY = ".name, .score, .prompt, .news .big, .latest, .tricks, .card.played, .team-name"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +32,7 @@ def problems(page: Page, where: str) -> list[str]:
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         page.wait_for_timeout(200)  # the scoreboard fits its type 100 ms after a resize
-        measured: dict[str, Any] = page.evaluate(MEASURE)
+        measured: dict[str, Any] = page.evaluate(MEASURE, KEY)
         if measured["scrollWidth"] > width:
             found.append(f"{where} {width}x{height}: {measured['scrollWidth']} px wide")
         found += [f"{where} {width}x{height}: {overlap}" for overlap in measured["overlaps"]]
@@ -52,3 +55,22 @@ def test_every_game_and_state_fits_phones_and_tablets(browser: Browser, table: S
         page.close()
     assert found == []
     assert errors == []
+
+
+def test_the_scoreboard_reads_from_2_m_on_a_10_inch_tablet(browser: Browser, table: Server) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(table.url + "/")
+    too_small = []
+    for game, script in GAMES.items():
+        for state in script(table.call):
+            page.wait_for_function(f"document.body.dataset.game === {game!r}")
+            page.wait_for_timeout(200)  # as in problems(): the type is fitted after a change
+            texts = page.evaluate(MEASURE, KEY)["texts"]
+            assert sum(text["key"] for text in texts) >= 4, f"{game} {state}: no names or scores found"
+            too_small += [
+                f"{game} {state}: {text['path']} {text['text']!r} {text['size']:.1f} px"
+                for text in texts
+                if text["size"] < (24 if text["key"] else 18) - 0.05
+            ]
+    page.close()
+    assert too_small == []

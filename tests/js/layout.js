@@ -1,7 +1,8 @@
 // Measures a page for tests/test_layout.py: its scroll width, and every pair of visible text boxes that
 // overlap (each clipped by its scrolling or clipping ancestors; a block's own line box, not the taller
-// glyph area of big type). The banner is left out: it is meant to lie over the board.
-() => {
+// glyph area of big type), and each visible text's computed font size (tests/test_layout.py's
+// readability test). The banner is left out: it is meant to lie over the board.
+(KEY) => {
   // Visible text boxes (clipped by scrolling/overflow ancestors), and pairs of them that overlap.
   const boxes = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -35,7 +36,8 @@
       const classes = typeof a.className === "string" && a.className.trim() ? `.${a.className.trim().split(/\s+/).join(".")}` : "";
       path.unshift(a.tagName.toLowerCase() + classes);
     }
-    boxes.push({...box, text: node.textContent.trim().slice(0, 30), path: path.join(" > "), el});
+    boxes.push({...box, text: node.textContent.trim().slice(0, 30), path: path.join(" > "), el,
+      size: parseFloat(style.fontSize)});
   }
   const overlaps = [];
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
@@ -44,5 +46,8 @@
     const w = Math.min(a.r, b.r) - Math.max(a.l, b.l), hgt = Math.min(a.b, b.b) - Math.max(a.t, b.t);
     if (w > 2 && hgt > 2) overlaps.push(`${a.path} "${a.text}" x ${b.path} "${b.text}"`);
   }
-  return {scrollWidth: document.documentElement.scrollWidth, innerWidth, overlaps};
+  // Key text: inside an element of the KEY selector (a score's small "/ 3" target is not the score).
+  const key = (el) => Boolean(KEY && el.closest(KEY)) && el.tagName !== "SMALL";
+  const texts = boxes.map((b) => ({text: b.text, path: b.path, size: b.size, key: key(b.el)}));
+  return {scrollWidth: document.documentElement.scrollWidth, innerWidth, overlaps, texts};
 }
