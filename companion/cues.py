@@ -87,8 +87,9 @@ class CueStyle:
     """A cue on the pages. `kicker` is the word over a banner's sentence, `banner` whether it gets one,
     `rank` what to keep when not every banner can be shown in time (higher matters more; `minor` ones
     may be dropped, the board shows their outcome anyway), `hold` how long its banner stays in ms
-    (alone, with another waiting), `role` a part it plays on the pages ("refusal": the control page
-    shows it; "reset": clears waiting banners; "reader-down"/"reader-up": the health pill), and
+    (alone, with another waiting), `role` a part it plays on the pages ("refusal": a refused input,
+    shown briefly on the scoreboard and, on a control page, only as the answer to its own request;
+    "reset": clears waiting banners; "reader-down"/"reader-up": the health pill), and
     `sound` what the page plays (empty: silent)."""
 
     banner: bool = False

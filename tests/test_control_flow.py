@@ -138,3 +138,29 @@ def test_colours_are_told_apart_without_their_hue(browser: Browser, server: Serv
     blue = page.locator(".spy-team .card.blue.played").evaluate(symbol)
     assert red != blue and "none" not in (red, blue)
     page.close()
+
+
+def test_a_refusal_is_shown_by_the_device_that_caused_it_and_briefly_by_the_scoreboard(
+    browser: Browser, server: Server
+) -> None:
+    """Two control pages in one browser: only the one whose tap was refused says so."""
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
+    mine = page_at(browser, f"{server.url}/control#token={TOKEN}")
+    other = page_at(browser, f"{server.url}/control#token={TOKEN}")
+    board = page_at(browser, server.url + "/", 1280, 800)
+    expect(board.locator("#title")).to_have_text("SPY")
+    expect(other.locator('#mat button[data-card="spy/green-safe-1"]')).to_be_enabled()
+    mine.click('#mat button[data-card="spy/green-safe-1"]')  # no colour claimed yet: refused
+    expect(mine.locator("#message.bad.show")).to_have_count(1)
+    refusal = (mine.locator("#message").text_content() or "").strip()
+    assert refusal
+    banner = board.locator("#banner.show")
+    expect(banner).to_have_attribute("data-cue", "error")
+    assert refusal in (banner.text_content() or "")
+    other.wait_for_timeout(500)  # the refusal's cue has reached every page by now
+    expect(other.locator("#message")).not_to_be_visible()
+    assert refusal not in other.locator("body").inner_text()
+    expect(banner).to_have_count(0, timeout=5_000)  # the scoreboard clears it after a moment
+    expect(mine.locator("#message.bad.show")).to_have_count(1)  # the device that caused it keeps it
+    for page in (mine, other, board):
+        page.close()

@@ -2,7 +2,7 @@
 "use strict";
 
 (() => {
-  const {h, api, renderer, connect, token, setToken, gameInfo, cueStyle, rendererReady} = Companion;
+  const {h, api, renderer, connect, token, setToken, gameInfo, rendererReady} = Companion;
   const $ = (id) => document.getElementById(id);
   let view = null;
 
@@ -308,8 +308,9 @@
   const SOUND_WINDOW = 150; // ms
   let soundTimer = null;
   let nextSound = null;
+  // A refusal is said only by the device whose request it answers (send() shows the HTTP answer): one
+  // from another device, or from the reader, is that device's (and the scoreboard's) to show.
   function cue(c) {
-    if (cueStyle(c.cue).role === "refusal") say(c.text, false);
     if (!Sounds.has(c.cue)) return;
     nextSound = c.cue;
     if (!soundTimer) {
