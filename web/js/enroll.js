@@ -267,9 +267,12 @@
   }
 
   // Unknown tags arrive as refusals carrying the tag's UID; enrollment results as cues carrying data.enroll.
+  // An unknown tag was tapped at the table's reader, by no device: the panel says it, to offer enrolling
+  // it (the control page itself says only the refusals that answer its own requests).
   function onCue(cue) {
     if (Companion.cueStyle(cue.cue).role === "refusal" && cue.data && cue.data.uid) {
       if (!state.unknown.has(cue.data.uid)) state.unknown.set(cue.data.uid, {game: null, card: null});
+      say(cue.text, false);
       render();
     } else if (cue.data && cue.data.enroll) {
       if (cue.data.enroll.warning) say(cue.text, false);
