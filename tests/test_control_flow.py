@@ -1,12 +1,16 @@
 """The control page's flow and the scoreboard's connection, in Chromium: controls locked without a
 token and a wrong one said in plain words, the main next step standing out, one tap for a double
 click, "Play again", the new-game form following the game, a warning before undoing a finished game,
-and a scoreboard that dims after 3 s without the table and comes back by itself."""
+and a scoreboard that dims after 3 s without the table and comes back by itself; a refusal said only
+on the device that caused it; colours told apart under a deuteranopia simulation."""
 
 from __future__ import annotations
 
+import base64
+import itertools
 import re
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
@@ -164,3 +168,109 @@ def test_a_refusal_is_shown_by_the_device_that_caused_it_and_briefly_by_the_scor
     expect(mine.locator("#message.bad.show")).to_have_count(1)  # the device that caused it keeps it
     for page in (mine, other, board):
         page.close()
+
+
+# Deuteranopia (no green cones), Machado, Oliveira and Fernandes 2009 at full severity: a matrix on
+# linear RGB, which is what an SVG filter works in by default.
+DEUTERANOPIA = " ".join(
+    [
+        "0.367322 0.860646 -0.227968 0 0",
+        "0.280085 0.672501 0.047413 0 0",
+        "-0.011820 0.042940 0.968881 0 0",
+        "0 0 0 1 0",
+    ]
+)
+SIMULATE = f"""() => {{
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("style", "position: absolute; width: 0; height: 0");
+  svg.innerHTML = '<filter id="deuteranopia"><feColorMatrix type="matrix" values="{DEUTERANOPIA}"/></filter>';
+  document.body.append(svg);
+  document.documentElement.style.filter = "url(#deuteranopia)";
+}}"""
+# A screenshot's pixels as [r, g, b] lists, read back through a canvas (no image library needed).
+PIXELS = """async (url) => {
+  const image = new Image(); image.src = url; await image.decode();
+  const canvas = document.createElement("canvas"); canvas.width = image.width; canvas.height = image.height;
+  const context = canvas.getContext("2d"); context.drawImage(image, 0, 0);
+  const data = context.getImageData(0, 0, image.width, image.height).data;
+  const pixels = [];
+  for (let i = 0; i < data.length; i += 4) pixels.push([data[i], data[i + 1], data[i + 2]]);
+  return {width: image.width, pixels};
+}"""
+
+
+def pixels(page: Page, selector: str, corner: bool = False) -> list[list[list[int]]]:
+    """The element's pixels as the screen shows them, row by row (`corner`: its top left quarter)."""
+    shot = page.locator(selector).screenshot(animations="disabled")
+    read: dict[str, Any] = page.evaluate(PIXELS, "data:image/png;base64," + base64.b64encode(shot).decode())
+    width, found = read["width"], read["pixels"]
+    rows = [found[start : start + width] for start in range(0, len(found), width)]
+    return [row[: width // 2] for row in rows[: len(rows) // 2]] if corner else rows
+
+
+def light(rows: list[list[list[int]]]) -> set[tuple[int, int]]:
+    """Where the picture is light (a symbol on its coloured ground): the points (x, y)."""
+    return {(x, y) for y, row in enumerate(rows) for x, rgb in enumerate(row) if luminance(rgb) > 160}
+
+
+def luminance(rgb: list[int]) -> float:
+    return 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
+
+
+def commonest(found: list[list[int]]) -> tuple[int, ...]:
+    """The colour most of the pixels have (a header's band)."""
+    counts: dict[tuple[int, ...], int] = {}
+    for rgb in found:
+        counts[tuple(rgb)] = counts.get(tuple(rgb), 0) + 1
+    return max(counts, key=lambda colour: counts[colour])
+
+
+def test_colours_are_told_apart_under_a_deuteranopia_simulation(browser: Browser, server: Server) -> None:
+    """The page seen as without green cones (an SVG colour matrix over it): SPY's green and red bands
+    come out nearly alike, so do purple and blue; each colour's mark still has its own shape on the
+    screen, and Spy Team's red and blue cards their own corner symbols."""
+    colours = ("green", "red", "purple", "blue")
+    server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob", "Cy", "Dee"]})
+    for colour in colours:
+        server.call("POST", "/api/taps", {"card": f"spy/{colour}-spy"})
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(server.url + "/")
+    expect(page.locator(".spy .player header .colour-mark")).to_have_count(4)
+    seen_before = {
+        c: commonest([rgb for row in pixels(page, f".spy .player.{c} header") for rgb in row])
+        for c in colours
+    }
+    page.evaluate(SIMULATE)
+    page.wait_for_timeout(100)
+    band = {
+        c: commonest([rgb for row in pixels(page, f".spy .player.{c} header") for rgb in row])
+        for c in colours
+    }
+    assert band["green"] != seen_before["green"] and band["red"] != seen_before["red"]  # the filter works
+    # Each mark: where it is light (the shape), after the simulation.
+    shape = {}
+    for c in colours:
+        mark = page.locator(f".spy .player.{c} header .colour-mark")
+        shape[c] = (mark.inner_text(), light(pixels(page, f".spy .player.{c} header .colour-mark")))
+    for one, other in itertools.combinations(colours, 2):
+        (text_a, mask_a), (text_b, mask_b) = shape[one], shape[other]
+        assert text_a != text_b, (one, other)
+        # The shapes look different (one symbol drawn twice agrees at about 0.97, ■ and ● at 0.74).
+        assert similarity(mask_a, mask_b) < 0.9, (one, other)
+
+    # Spy Team: a red card and a blue card, told apart by the symbol in their corner.
+    server.call("POST", "/api/games", {"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]})
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    server.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+    server.call("POST", "/api/taps", {"card": "spy-team/red-9"})
+    server.call("POST", "/api/taps", {"card": "spy-team/blue-9"})
+    expect(page.locator(".spy-team .card.blue.played")).to_have_count(1)
+    page.wait_for_timeout(600)  # the played card's drop has ended
+    corners = [light(pixels(page, f".spy-team .card.{team}.played", corner=True)) for team in ("red", "blue")]
+    assert similarity(*corners) < 0.9
+    page.close()
+
+
+def similarity(one: set[tuple[int, int]], other: set[tuple[int, int]]) -> float:
+    """How much two shapes agree: the light they share over all their light."""
+    return len(one & other) / max(1, len(one | other))
