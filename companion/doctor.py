@@ -438,16 +438,19 @@ def check_reader(device: str) -> Check:
 FAMILY_FIXES = {
     "pcsc": "install pcscd (sudo ./systemd/install.sh --pcsc, or sudo apt install pcscd python3-pyscard); "
     "`pcsc_scan` (pcsc-tools) lists the readers pcscd sees",
-    "pn532": "turn I2C on (dtparam=i2c_arm=on in /boot/firmware/config.txt, or sudo raspi-config nonint "
-    "do_i2c 0) and reboot; check the board's switches (I2C) and wiring (SDA GPIO 2, SCL GPIO 3); "
+    "pn532:i2c1": "turn I2C on (dtparam=i2c_arm=on in /boot/firmware/config.txt, or sudo raspi-config "
+    "nonint do_i2c 0) and reboot; check the board's switches (I2C) and wiring (SDA GPIO 2, SCL GPIO 3); "
     "`i2cdetect -y 1` shows it at 24; the service user needs the i2c group",
+    "pn532:spi0.0": "turn SPI on (dtparam=spi=on in /boot/firmware/config.txt, or sudo raspi-config "
+    "nonint do_spi 0) and reboot; check the board's switches (SPI) and wiring (SCK GPIO 11, MOSI GPIO 10, "
+    "MISO GPIO 9, SS to CE0 GPIO 8); the service user needs the spi group",
     "hid": "ls -l /dev/input/by-id/ for its path; the service user needs the input group; "
     "nothing else may hold it (no other program reading the keyboard)",
 }
 
 
 def check_family_reader(device: str) -> Check:
-    """A `pcsc:`, `pn532:` or `hid:` reader: listed by pcscd, answering on I2C, or its input device
+    """A `pcsc:`, `pn532:` or `hid:` reader: listed by pcscd, answering on I2C/SPI, or its input device
     present and grabbable."""
     from companion.readers.base import ReaderLost
     from companion.readers.families import scheme
@@ -459,14 +462,16 @@ def check_family_reader(device: str) -> Check:
 
             return ok("reader", f"PC/SC reader {probe_pcsc(device)}: reads and writes the card id")
         if family == "pn532":
-            from companion.readers.pn532_i2c import probe as probe_pn532
+            from companion.readers.pn532 import probe as probe_pn532
 
-            return ok("reader", f"{probe_pn532()} on I2C bus 1: reads and writes the card id")
+            return ok("reader", f"{probe_pn532(device)}: reads and writes the card id")
         from companion.readers.keyboard import probe as probe_keyboard
 
         found = probe_keyboard(device)
     except ReaderLost as why:
-        return fail("reader", f"{device}: {why}", FAMILY_FIXES[family])
+        return fail(
+            "reader", f"{device}: {why}", FAMILY_FIXES.get(device.lower(), FAMILY_FIXES.get(family, ""))
+        )
     group = grp.getgrgid(found.stat().st_gid).gr_name
     member = _user_groups(SERVICE_USER)
     if member is not None and group not in member:

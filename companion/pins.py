@@ -56,6 +56,9 @@ PIN_LISTS = ("seat_leds", "status_led", "seat_buttons")
 PIN_SCALARS = ("buzzer", "next_button", "undo_button")
 
 I2C1_PINS = (2, 3)  # GPIO 2 (SDA, header pin 3) and 3 (SCL, header pin 5): the Pi's I2C bus 1
+# GPIO 11 (SCLK), 10 (MOSI), 9 (MISO), 8 (CE0) and 7 (CE1): the Pi's SPI0, both chip selects of which
+# the kernel takes once SPI is on (dtparam=spi=on).
+SPI0_PINS = (7, 8, 9, 10, 11)
 UART_PINS = (14, 15)  # GPIO 14 (TXD, header pin 8) and 15 (RXD, header pin 10): the Pi's UART
 # nfcpy paths of a serial port on GPIO 14/15: tty:AMA0 (the full UART; on a Pi 5 the only one there),
 # tty:S0 (a Pi 3/4's mini UART), and the globs tty:AMA / tty:S that nfcpy widens to every ttyAMA* /
@@ -69,7 +72,7 @@ _HEADER |= {36: 16, 37: 26, 38: 20, 40: 21}
 
 def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
     """The GPIOs the configured readers hold, each with why: 14 and 15 for a reader on the Pi's UART,
-    2 and 3 (I2C bus 1) for a PN532 board on I2C.
+    2 and 3 (I2C bus 1) for a PN532 board on I2C, 7 to 11 (SPI0) for one on SPI.
 
     `readers` is the config's reader tables (`Config.readers`). "auto" reserves nothing: it takes
     whichever reader answers, and a build that wires a button to GPIO 14 has no PN532 there.
@@ -81,6 +84,8 @@ def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
             held |= dict.fromkeys(UART_PINS, f"the reader on the UART ({device})")
         elif device.lower() == "pn532:i2c1":
             held |= dict.fromkeys(I2C1_PINS, f"the reader on I2C bus 1 ({device})")
+        elif device.lower() == "pn532:spi0.0":
+            held |= dict.fromkeys(SPI0_PINS, f"the reader on SPI bus 0 ({device})")
     return held
 
 

@@ -8,7 +8,7 @@
 # none yet), installs the unit, the udev rules and the modprobe blacklist from hardware/, enables and
 # starts the service, and prints the scoreboard's address with a QR code for the tablet. --pcsc also
 # installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md); --pn532
-# Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C (`pn532:i2c1`).
+# Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C or SPI (`pn532:`).
 # Running it again upgrades the package and keeps the config and the journal.
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
@@ -30,9 +30,9 @@ MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv an
 SERVICE_USER=companion
 # gpio: /dev/gpiochip* and /dev/gpiomem (the pins); plugdev: USB readers (the udev rule);
 # dialout: serial readers (a PN532 on the UART); input: USB keyboard readers (`hid:`, whose event
-# devices Debian gives to the input group); i2c: a PN532 board on I2C (`pn532:i2c1`). No spi: no
-# reader family here drives that bus. Only the groups that exist on this system are used.
-DEVICE_GROUPS=(gpio plugdev dialout input i2c)
+# devices Debian gives to the input group); i2c and spi: a PN532 board on I2C (`pn532:i2c1`) or SPI
+# (`pn532:spi0.0`). Only the groups that exist on this system are used.
+DEVICE_GROUPS=(gpio plugdev dialout input i2c spi)
 PORT=8000
 APT=1
 PCSC=0

@@ -13,7 +13,7 @@ from companion.readers.ntag import TagError, Type2Tag, ndef_tlv
 from tests.pcsc_card import ntag213
 
 
-@pytest.mark.parametrize("device", ["rc522:spi0.0", "pn532:spi0.0", "RC522:spi0.1", "PN532:SPI0.1"])
+@pytest.mark.parametrize("device", ["rc522:spi0.0", "RC522:spi0.1"])
 def test_the_families_not_done_yet_are_refused_at_start(device: str) -> None:
     with pytest.raises(ConfigError, match="not supported yet"):
         readers_from_config([{"device": device}])

@@ -294,11 +294,10 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
     # Each line shown can be pasted into a shell: arguments with spaces come out quoted.
     [useradd] = [shlex.split(c) for c in planned if c.startswith("useradd ")]
     assert useradd[useradd.index("--comment") + 1] == "Table Companion" and useradd[-1] == "companion"
-    # pins, USB, serial, keyboard and I2C readers
-    for group in ("gpio", "plugdev", "dialout", "input", "i2c"):
+    # pins, USB, serial, keyboard, I2C and SPI readers
+    for group in ("gpio", "plugdev", "dialout", "input", "i2c", "spi"):
         exists = subprocess.run(["getent", "group", group], capture_output=True).returncode == 0
         assert (f"usermod -aG {group} companion" in planned) == exists, group
-    assert not [c for c in planned if c.startswith("usermod -aG spi")]  # no reader on SPI
     assert "python3 -m venv --system-site-packages /opt/companion" in planned
     assert f"/opt/companion/bin/pip install --no-cache-dir --upgrade {source}" in planned
     assert "chown root:companion /etc/companion/companion.toml" in planned

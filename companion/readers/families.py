@@ -5,7 +5,7 @@
 | `usb:`, `tty:`, `udp:` | nfcpy (RC-S380, ACR122U direct, PN532 on a UART) | `companion.readers.nfc` |
 | `pcsc:<name or part>` | PC/SC readers via pcscd (ACR122U, ACR1252U, Omnikey) | `companion.readers.pcsc` |
 | `hid:<evdev path>` | USB keyboard readers (UID only) | `companion.readers.keyboard` |
-| `pn532:i2c1` | a PN532 board on the Pi's I2C bus | `companion.readers.pn532_i2c` |
+| `pn532:i2c1`, `pn532:spi0.0` | a PN532 board on the Pi's I2C or SPI bus | `companion.readers.pn532` |
 | `virtual` | the virtual mat | `companion.readers.VirtualReader` |
 | `auto` | the first family that shows a reader: PC/SC, then nfcpy | |
 
@@ -32,7 +32,6 @@ NFCPY_SCHEMES = ("usb", "tty", "udp")
 FAMILY_SCHEMES = ("pcsc", "hid", "pn532")
 NOT_YET = {
     "rc522": "RC522 boards on SPI are not supported yet (docs/nfc.md lists what to use instead)",
-    "pn532:spi": "PN532 boards on SPI are not supported yet: use pn532:i2c1 or the UART (tty:AMA0:pn532)",
 }
 
 
@@ -49,10 +48,10 @@ def family_reader(entry: dict[str, Any], watch: LinkWatch) -> PolledReader:
         common = CommonSettings.parse(entry)
         return PcscReader(common.device, common.seat, watch=watch, **common.timing())
     if scheme(device) == "pn532":
-        from companion.readers.pn532_i2c import Pn532I2cReader
+        from companion.readers.pn532 import Pn532Reader
 
         common = CommonSettings.parse(entry)
-        return Pn532I2cReader(common.device, common.seat, watch=watch, **common.timing())
+        return Pn532Reader(common.device, common.seat, watch=watch, **common.timing())
     from companion.readers.keyboard import KeyboardReader
 
     common = CommonSettings.parse(entry, extra=("uid_format",))

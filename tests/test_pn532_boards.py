@@ -1,11 +1,12 @@
-"""A PN532 board on I2C (`pn532:i2c1`) through Adafruit's CircuitPython driver, with the chip of
-tests/pn532_emulator.py on a stand-in for Blinka's `busio.I2C` (tests/pn532_i2c_bus.py): a Spy
-Team trick on the daemon, a held card, the board off the bus and back, and enrollment writing the
-card id (issue 11)."""
+"""A PN532 board on I2C (`pn532:i2c1`) or SPI (`pn532:spi0.0`) through Adafruit's CircuitPython
+driver, with the chip of tests/pn532_emulator.py on a stand-in for Blinka's `busio.I2C` or
+`busio.SPI` (tests/pn532_buses.py): a Spy Team trick on the daemon, a held card, the board off the
+bus and back, and enrollment writing the card id, on each bus (issue 11)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,18 +18,27 @@ from companion.readers.families import readers_from_config
 from companion.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, running_daemon
+from tests.pn532_buses import Pn532Board, Pn532I2cBus, Pn532SpiBus
 from tests.pn532_emulator import Ntag, ndef_tlv, text_message
-from tests.pn532_i2c_bus import Pn532I2cBus
 from tests.spy_team_play import trick_cards
 
 busio = pytest.importorskip("busio", reason="needs the pn532 extra (Adafruit Blinka)")
 pytest.importorskip("adafruit_pn532", reason="needs the pn532 extra")
 
 
+@pytest.fixture(params=["i2c1", "spi0.0"])
+def device(request: pytest.FixtureRequest) -> str:
+    return f"pn532:{request.param}"
+
+
 @pytest.fixture
-def bus(monkeypatch: pytest.MonkeyPatch) -> Pn532I2cBus:
-    board = Pn532I2cBus()
-    monkeypatch.setattr(busio, "I2C", board)
+def bus(device: str, monkeypatch: pytest.MonkeyPatch) -> Pn532Board:
+    if device == "pn532:i2c1":
+        board: Pn532Board = Pn532I2cBus()
+        monkeypatch.setattr(busio, "I2C", board)
+    else:
+        board = Pn532SpiBus()
+        monkeypatch.setattr(busio, "SPI", board)
     return board
 
 
@@ -38,9 +48,9 @@ def ntag(number: int, card: str | None = None) -> Ntag:
 
 
 def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
-    bus: Pn532I2cBus, tmp_path: Path
+    device: str, bus: Pn532Board, tmp_path: Path
 ) -> None:
-    config = nfc_config(tmp_path, {"device": "pn532:i2c1", "debounce": 0.3, "retry": 0.1})
+    config = nfc_config(tmp_path, {"device": device, "debounce": 0.3, "retry": 0.1})
     with running_daemon(config) as (daemon, cues):
         daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
         daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
@@ -49,7 +59,8 @@ def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
         wait_for(lambda: daemon.health()["reader"] == "ok")
         status = daemon.health()["readers"][0]
         assert (
-            status["kind"] == "pn532-i2c" and status["capabilities"] == "reads and writes the card id (NDEF)"
+            status["kind"] == device.replace(":", "-")[:9]
+            and status["capabilities"] == "reads and writes the card id (NDEF)"
         )
 
         def played() -> int:
@@ -77,10 +88,12 @@ def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
         assert won["seat"] == 1
 
 
-def test_enrollment_writes_the_card_id_through_the_driver(bus: Pn532I2cBus, tmp_path: Path) -> None:
+def test_enrollment_writes_the_card_id_through_the_driver(
+    device: str, bus: Pn532Board, tmp_path: Path
+) -> None:
     registry = Registry(tmp_path / "cards.db")
     session = Enrollment(load_catalog()["spy"], registry)
-    [reader] = readers_from_config([{"device": "pn532:i2c1", "debounce": 0.2, "retry": 0.1}])
+    [reader] = readers_from_config([{"device": device, "debounce": 0.2, "retry": 0.1}])
     reader.intercept = session.offer  # type: ignore[attr-defined]
     reader.start(lambda **tap: None)
     tag = ntag(40)
@@ -96,30 +109,40 @@ def test_enrollment_writes_the_card_id_through_the_driver(bus: Pn532I2cBus, tmp_
         registry.close()
 
 
-def test_only_the_header_bus_and_no_spi_yet() -> None:
-    with pytest.raises(ConfigError, match="only a PN532 on i2c1"):
-        readers_from_config([{"device": "pn532:i2c3"}])
-    with pytest.raises(ConfigError, match="PN532 boards on SPI are not supported yet"):
-        readers_from_config([{"device": "pn532:spi0.0"}])
+def test_only_the_header_buses() -> None:
+    for device in ("pn532:i2c3", "pn532:spi0.1", "pn532:spi1.0"):
+        with pytest.raises(ConfigError, match=r"only a PN532 on i2c1 \(GPIO 2/3\) or spi0.0"):
+            readers_from_config([{"device": device}])
 
 
-def test_its_pins_are_reserved_and_doctor_wakes_it(
-    bus: Pn532I2cBus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_its_pins_are_reserved(device: str) -> None:
     from companion import pins
+
+    held = pins.reader_pins([{"device": device}, {"device": "tty:AMA0:pn532"}])
+    bus_pins, label, taken = (
+        ([2, 3], "I2C bus 1", 3) if device == "pn532:i2c1" else ([7, 8, 9, 10, 11], "SPI bus 0", 11)
+    )
+    assert sorted(held) == [*bus_pins, 14, 15] and label in held[bus_pins[0]]
+    with pytest.raises(ConfigError, match=f"GPIO {taken}"):
+        pins.PinLayout.parse({"next_button": taken}, reserved=held)
+
+
+def test_doctor_wakes_it(
+    device: str, bus: Pn532Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from companion.doctor import check_reader
-    from companion.readers import pn532_i2c
+    from companion.readers import pn532
 
-    held = pins.reader_pins([{"device": "pn532:i2c1"}, {"device": "tty:AMA0:pn532"}])
-    assert sorted(held) == [2, 3, 14, 15] and "I2C bus 1" in held[2]
-    with pytest.raises(ConfigError, match="GPIO 3"):
-        pins.PinLayout.parse({"next_button": 3}, reserved=held)
-
-    monkeypatch.setattr(pn532_i2c, "I2C_DEVICE", tmp_path / "i2c-1")
-    off = check_reader("pn532:i2c1")
-    assert off.status == "FAIL" and "I2C is off" in off.message and "dtparam=i2c_arm=on" in off.fix
-    (tmp_path / "i2c-1").touch()
-    assert check_reader("pn532:i2c1").line().startswith("ok   reader: PN532 v1.6 on I2C bus 1")
+    name = device.partition(":")[2]
+    kernel_device = tmp_path / name
+    monkeypatch.setitem(pn532.BUSES, name, replace(pn532.BUSES[name], device=kernel_device))
+    label, turn_on = (
+        ("I2C bus 1", "dtparam=i2c_arm=on") if name == "i2c1" else ("SPI bus 0", "dtparam=spi=on")
+    )
+    off = check_reader(device)
+    assert off.status == "FAIL" and "the bus is off" in off.message and turn_on in off.fix
+    kernel_device.touch()
+    assert check_reader(device).line().startswith(f"ok   reader: PN532 v1.6 on {label}")
     bus.unplug()
-    gone = check_reader("pn532:i2c1")
-    assert gone.status == "FAIL" and "no PN532 answers on I2C bus 1" in gone.message
+    gone = check_reader(device)
+    assert gone.status == "FAIL" and f"no PN532 answers on {label}" in gone.message

@@ -1,12 +1,14 @@
-"""A PN532 board on the Pi's I2C bus, through Adafruit's CircuitPython driver and Blinka
-(`pn532:i2c1`; docs/nfc.md).
+"""A PN532 board on the Pi's I2C or SPI bus, through Adafruit's CircuitPython driver and Blinka
+(`pn532:i2c1`, `pn532:spi0.0`; docs/nfc.md).
 
-Adafruit's `adafruit_pn532.i2c.PN532_I2C` speaks the PN532's frames over I2C (address 0x24) on
-Blinka's `busio.I2C`, which on a Pi 5 (and 3/4) is /dev/i2c-1 on GPIO 2 (SDA) and 3 (SCL). A tap is
-`read_passive_target` (ISO 14443A: NTAG21x, MIFARE); the card id is read and written with the
+Adafruit's `adafruit_pn532` speaks the PN532's frames over I2C (`PN532_I2C`, address 0x24 on
+Blinka's `busio.I2C`: /dev/i2c-1 on GPIO 2 SDA and 3 SCL) or SPI (`PN532_SPI` on Blinka's
+`busio.SPI`: /dev/spidev0.0, SCLK GPIO 11, MOSI 10, MISO 9, the board's SS on CE0 GPIO 8, which the
+kernel drives for each transfer; the driver turns the PN532's LSB-first bytes around itself). A tap
+is `read_passive_target` (ISO 14443A: NTAG21x, MIFARE); the card id is read and written with the
 driver's NTAG page commands (`companion.readers.ntag`). The driver reports a chip that stopped
 answering as "no card", so after an empty poll the reader asks the chip for its firmware version:
-no answer is a lost reader. Only the header's bus (`i2c1`) is supported.
+no answer is a lost reader. Only the header's buses are supported (Blinka opens CE0 for SPI0).
 
 adafruit-circuitpython-pn532 is an optional extra (`pip install 'table-companion[pn532]'`),
 imported only here.
@@ -15,6 +17,7 @@ imported only here.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,58 +27,91 @@ from companion.readers.ntag import TagError, Type2Tag
 
 log = logging.getLogger(__name__)
 
-BUSES = ("i2c1",)
-I2C_DEVICE = Path("/dev/i2c-1")
 POLL_TIMEOUT = 0.1  # seconds `read_passive_target` waits for a tag
 
 
-def open_pn532() -> Any:
-    """Adafruit's driver for the PN532 on I2C bus 1, awake and answering; `ReaderLost` if not."""
-    try:
-        import board
-        import busio
+@dataclass(frozen=True)
+class Bus:
+    """One of the Pi's buses a PN532 board can sit on."""
+
+    name: str  # after `pn532:`
+    device: Path  # the kernel's device for it; missing when the bus is turned off
+    label: str
+    turn_on: str  # the config.txt line that turns it on
+
+
+BUSES = {
+    "i2c1": Bus("i2c1", Path("/dev/i2c-1"), "I2C bus 1", "dtparam=i2c_arm=on"),
+    "spi0.0": Bus("spi0.0", Path("/dev/spidev0.0"), "SPI bus 0 (CE0)", "dtparam=spi=on"),
+}
+
+
+def bus_of(device: str) -> Bus:
+    """The bus of a `pn532:` device; `ConfigError` for any other."""
+    name = device.partition(":")[2].lower()
+    if name not in BUSES:
+        raise ConfigError(
+            f"reader {device!r}: only a PN532 on i2c1 (GPIO 2/3) or spi0.0 (GPIO 8-11) is supported"
+        )
+    return BUSES[name]
+
+
+def _driver(bus: Bus) -> Any:
+    import board
+    import busio
+
+    if bus.name == "i2c1":
         from adafruit_pn532.i2c import PN532_I2C
+
+        return PN532_I2C(busio.I2C(board.SCL, board.SDA))  # wakes it and configures the SAM
+    from adafruit_pn532.spi import PN532_SPI
+
+    # No chip-select pin of ours: spidev0.0 lowers CE0 for each transfer.
+    return PN532_SPI(busio.SPI(board.SCLK, board.MOSI, board.MISO), None)
+
+
+def open_pn532(bus: Bus) -> Any:
+    """Adafruit's driver for the PN532 on `bus`, awake and answering; `ReaderLost` if not."""
+    try:
+        import adafruit_pn532  # noqa: F401 - the extra, before any bus is opened
+        import busio  # noqa: F401
     except ImportError as error:
         raise ReaderLost(
             f"the PN532 driver is not installed ({error}): pip install 'table-companion[pn532]'"
         ) from None
     try:
-        pn532 = PN532_I2C(busio.I2C(board.SCL, board.SDA))  # wakes it and configures the SAM
+        pn532 = _driver(bus)
         pn532.firmware_version  # noqa: B018 - raises if the chip does not answer
     except (OSError, RuntimeError, ValueError) as error:  # ValueError: nothing at 0x24
-        raise ReaderLost(
-            f"no PN532 answers on I2C bus 1 ({error}); is I2C on? (dtparam=i2c_arm=on)"
-        ) from None
+        raise ReaderLost(f"no PN532 answers on {bus.label} ({error}); is it on? ({bus.turn_on})") from None
     return pn532
 
 
-def probe() -> str:
-    """The PN532 on I2C bus 1 and its firmware, after waking it; `ReaderLost` saying why not."""
-    if not I2C_DEVICE.exists():
-        raise ReaderLost(f"{I2C_DEVICE} does not exist: I2C is off")
-    chip, version, revision, _ = open_pn532().firmware_version
-    return f"PN5{chip:02x} v{version}.{revision}"
+def probe(device: str) -> str:
+    """The PN532 of a `pn532:` device and its firmware, after waking it; `ReaderLost` saying why not."""
+    bus = bus_of(device)
+    if not bus.device.exists():
+        raise ReaderLost(f"{bus.device} does not exist: the bus is off ({bus.turn_on})")
+    chip, version, revision, _ = open_pn532(bus).firmware_version
+    return f"PN5{chip:02x} v{version}.{revision} on {bus.label}"
 
 
-class Pn532I2cReader(PolledReader):
-    """A PN532 at I2C address 0x24 on the bus after `pn532:` (`i2c1`)."""
+class Pn532Reader(PolledReader):
+    """A PN532 on the bus after `pn532:` (`i2c1` or `spi0.0`)."""
 
-    kind = "pn532-i2c"
+    kind = "pn532"
     capabilities = NDEF_READ_WRITE
     poll_interval = 0.05  # each poll also waits up to POLL_TIMEOUT in the driver
 
     def __init__(self, device: str, seat: int | None = None, **settings: Any) -> None:
-        bus = device.partition(":")[2].lower()
-        if bus not in BUSES:
-            raise ConfigError(
-                f"reader {device!r}: only a PN532 on {', '.join(BUSES)} (GPIO 2/3) is supported"
-            )
+        self._bus = bus_of(device)
+        self.kind = f"pn532-{self._bus.name[:3]}"  # pn532-i2c, pn532-spi
         super().__init__(device, seat, **settings)
         self._pn532: Any = None
         self._tag: Type2Tag | None = None
 
     def _connect(self) -> None:
-        self._pn532 = open_pn532()
+        self._pn532 = open_pn532(self._bus)
 
     def _disconnect(self) -> None:
         self._pn532, self._tag = None, None
