@@ -3,12 +3,14 @@ live, without a reload, and announces cues."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.servers import TOKEN, Server
 from tests.spy_team_play import trick_cards
@@ -179,7 +181,17 @@ def test_five_peanuts_players_fit_the_tablet_without_scrolling(
     page, errors = open_page(browser, server.url + "/")
     page.set_viewport_size({"width": size[0], "height": size[1]})
     expect(page.locator(".peanuts .player")).to_have_count(5)
-    page.wait_for_timeout(300)  # the board fits itself again after a resize
+    # The board fits itself again after a resize, in the page's own time: wait until it has (or 3 s),
+    # then check every seat and say which one does not fit.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            """() => {
+                const top = document.querySelector("#prompt").getBoundingClientRect().top;
+                return [...document.querySelectorAll(".peanuts .player")]
+                    .every(seat => seat.getBoundingClientRect().bottom <= top + 1);
+            }""",
+            timeout=3000,
+        )
     prompt_top = page.locator("#prompt").bounding_box()["y"]  # type: ignore[index]
     for seat in range(5):
         box = page.locator(f'.peanuts .player[data-seat="{seat}"]').bounding_box()
