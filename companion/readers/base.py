@@ -170,7 +170,67 @@ class TapFilter:
 # A reader that polls
 
 
-class PolledReader:
+class ReaderLink:
+    """What every reader does with what it reads and with its link: one tap goes to the enrollment's
+    `intercept` or to the table, and "lost" and "back" are each said once, when the link changes.
+    A reader sets the attributes below in its `__init__`; `link_name` names it in the log."""
+
+    device: str
+    seat: int | None
+    retry: float
+    watch: LinkWatch
+    intercept: Callable[[Any], Any] | None
+    _tap: TapHandler | None
+    _lock: threading.Lock
+    _state: str
+    _error: str | None
+    _taps: int
+
+    @property
+    def link_name(self) -> str:
+        return "reader"
+
+    def _deliver(self, tag: Any) -> None:
+        with self._lock:
+            self._taps += 1
+        intercept = self.intercept
+        try:
+            if intercept is not None:
+                intercept(tag)
+            elif self._tap is not None:
+                if tag.card is not None:
+                    self._tap(card=tag.card, seat=self.seat)
+                else:
+                    self._tap(uid=tag.uid, seat=self.seat)
+        except Exception:  # a refused or failed tap must not stop the reader
+            log.exception("the tap of %s failed", tag)
+
+    def _answering(self) -> None:
+        with self._lock:
+            if self._state == "ok":
+                return
+            was_lost = self._state == "lost"
+            self._state, self._error = "ok", None
+        self._on_answer()
+        if was_lost:
+            log.warning("%s reader %s is back", self.link_name, self.device)
+            self.watch.back(self)
+
+    def _on_answer(self) -> None:
+        """Called each time the reader answers again after it did not (opened, or back)."""
+
+    def _lost(self, why: str) -> None:
+        with self._lock:
+            changed = self._state != "lost"
+            self._state, self._error = "lost", why
+        if changed:
+            log.warning(
+                "%s reader %s lost: %s; retrying every %.1f s", self.link_name, self.device, why, self.retry
+            )
+            self.watch.lost(self, why)
+
+
+class PolledReader(ReaderLink):
     """A reader at `device` for `seat` (None: the table's shared reader), polled on its own thread.
 
     A family implements `_connect` (open the reader, or raise `ReaderLost`), `_read` (the tag in the
@@ -300,38 +360,9 @@ class PolledReader:
         except Exception as error:  # closing a reader that is already gone
             log.debug("closing %s: %s", self.device, error)
 
-    def _deliver(self, tag: Any) -> None:
-        with self._lock:
-            self._taps += 1
-        intercept = self.intercept
-        try:
-            if intercept is not None:
-                intercept(tag)
-            elif self._tap is not None:
-                if tag.card is not None:
-                    self._tap(card=tag.card, seat=self.seat)
-                else:
-                    self._tap(uid=tag.uid, seat=self.seat)
-        except Exception:  # a refused or failed tap must not stop the reader
-            log.exception("the tap of %s failed", tag)
+    @property
+    def link_name(self) -> str:
+        return self.kind
 
-    def _answering(self) -> None:
-        with self._lock:
-            if self._state == "ok":
-                return
-            was_lost = self._state == "lost"
-            self._state, self._error = "ok", None
+    def _on_answer(self) -> None:
         log.info("%s reader %s open", self.kind, self.device)
-        if was_lost:
-            log.warning("%s reader %s is back", self.kind, self.device)
-            self.watch.back(self)
-
-    def _lost(self, why: str) -> None:
-        with self._lock:
-            changed = self._state != "lost"
-            self._state, self._error = "lost", why
-        if changed:
-            log.warning(
-                "%s reader %s lost: %s; retrying every %.1f s", self.kind, self.device, why, self.retry
-            )
-            self.watch.lost(self, why)

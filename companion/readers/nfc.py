@@ -36,6 +36,7 @@ from companion.readers.base import (
     DEFAULT_RETRY,
     NDEF_READ_WRITE,
     CommonSettings,
+    ReaderLink,
     TapFilter,
     card_id_from_records,
 )
@@ -161,7 +162,7 @@ def read_tag(tag: Any) -> NfcTag | None:
 # The reader
 
 
-class NfcReader:
+class NfcReader(ReaderLink):
     """An nfcpy reader at `device`, delivering taps for `seat` (None: the table's shared reader).
 
     `device="auto"` searches `auto_paths()` every `retry` seconds until a reader answers (`clf` and
@@ -350,38 +351,9 @@ class NfcReader:
         self.filter.left(time.monotonic())
         return True
 
-    def _deliver(self, read: NfcTag) -> None:
-        with self._lock:
-            self._taps += 1
-        intercept = self.intercept
-        try:
-            if intercept is not None:
-                intercept(read)
-            elif self._tap is not None:
-                if read.card is not None:
-                    self._tap(card=read.card, seat=self.seat)
-                else:
-                    self._tap(uid=read.uid, seat=self.seat)
-        except Exception:  # a refused or failed tap must not stop the reader
-            log.exception("the tap of %s failed", read)
-
-    def _answering(self) -> None:
-        with self._lock:
-            if self._state == "ok":
-                return
-            was_lost = self._state == "lost"
-            self._state, self._error = "ok", None
-        if was_lost:
-            log.warning("NFC reader %s is back", self.device)
-            self.watch.back(self)
-
-    def _lost(self, why: str) -> None:
-        with self._lock:
-            changed = self._state != "lost"
-            self._state, self._error = "lost", why
-        if changed:
-            log.warning("NFC reader %s lost: %s; retrying every %.1f s", self.device, why, self.retry)
-            self.watch.lost(self, why)
+    @property
+    def link_name(self) -> str:
+        return "NFC"
 
 
 # Finding a reader
