@@ -8,6 +8,7 @@ skip, except under CI=true, where they fail instead of hiding.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -210,8 +211,8 @@ def test_every_acknowledged_input_survives_a_kill_9_while_inputs_are_in_flight(t
                 pending[:] = [body]
                 try:
                     status, view = first.call("POST", path, body)
-                except OSError:
-                    return  # the daemon is gone
+                except (OSError, http.client.HTTPException):
+                    return  # the daemon is gone, maybe halfway through its answer
                 assert status == 200, view
                 acked.append((body, view))
 
