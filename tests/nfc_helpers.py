@@ -25,6 +25,22 @@ TOKEN = "nfc-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
+class Taps:
+    """A tap handler that records the taps it gets (a reader calls it from its own thread)."""
+
+    def __init__(self) -> None:
+        self.taps: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, **tap: Any) -> None:
+        with self._lock:
+            self.taps.append(tap)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.taps)
+
+
 def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))

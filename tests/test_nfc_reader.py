@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,23 +15,7 @@ from companion.config import ConfigError
 from companion.readers import VirtualReader
 from companion.readers.nfc import NfcReader, ReaderSettings, TapFilter, find_reader, readers_from_config
 from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
-from tests.nfc_helpers import free_udp_port
-
-
-class Taps:
-    """A tap handler that records the taps it gets."""
-
-    def __init__(self) -> None:
-        self.taps: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, **tap: Any) -> None:
-        with self._lock:
-            self.taps.append(tap)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self.taps)
+from tests.nfc_helpers import Taps, free_udp_port
 
 
 @pytest.fixture

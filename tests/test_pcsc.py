@@ -18,7 +18,7 @@ from companion.readers.health import LinkWatch
 from companion.readers.ntag import ndef_tlv
 from companion.registry import Registry
 from tests.nfc_emulator import wait_for
-from tests.nfc_helpers import SseClient
+from tests.nfc_helpers import SseClient, Taps
 from tests.pcsc_card import Pcscd, VirtualNtag, ntag213, pcscd_missing
 from tests.servers import running_companion
 from tests.spy_team_play import trick_cards
@@ -49,14 +49,6 @@ def tag_with(number: int, card: str | None = None) -> VirtualNtag:
         tlv = ndef_tlv(card)
         memory[16 : 16 + len(tlv)] = tlv
     return VirtualNtag(uid, memory)
-
-
-class Taps:
-    def __init__(self) -> None:
-        self.taps: list[dict[str, Any]] = []
-
-    def __call__(self, **tap: Any) -> None:
-        self.taps.append(tap)
 
 
 def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(pcscd: Pcscd) -> None:

@@ -13,7 +13,6 @@ import os
 import struct
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from companion.readers.frontend import adopt, close_frontend, open_frontend
 from companion.readers.health import LinkWatch
 from companion.readers.nfc import NfcReader, NfcTag, read_tag
 from tests.nfc_emulator import wait_for
+from tests.nfc_helpers import Taps
 from tests.pn532_emulator import (
     MifareClassic,
     Ntag,
@@ -41,20 +41,6 @@ from tests.pn532_emulator import (
 
 NTAG = "04a1b2c3d4e5f6"
 CLASSIC = "c0ffee01"
-
-
-class Taps:
-    def __init__(self) -> None:
-        self.taps: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, **tap: Any) -> None:
-        with self._lock:
-            self.taps.append(tap)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self.taps)
 
 
 class Cues:

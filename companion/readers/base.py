@@ -185,10 +185,28 @@ class ReaderLink:
     _state: str
     _error: str | None
     _taps: int
+    _thread: threading.Thread | None
+    _stopping: threading.Event
 
     @property
     def link_name(self) -> str:
         return "reader"
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def start(self, tap: TapHandler) -> None:
+        self._tap = tap
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name=f"{self.link_name} {self.device}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            # a family's loop checks `_stopping` between polls (nfcpy's: a UDP poll waits up to 1 s)
+            self._thread.join(timeout=5)
+            self._thread = None
 
     def _deliver(self, tag: Any) -> None:
         with self._lock:
@@ -290,18 +308,6 @@ class PolledReader(ReaderLink):
         raise NotImplementedError
 
     # Reader protocol
-
-    def start(self, tap: TapHandler) -> None:
-        self._tap = tap
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=f"{self.kind} {self.device}", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def status(self) -> dict[str, Any]:
         with self._lock:

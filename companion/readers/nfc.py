@@ -214,19 +214,6 @@ class NfcReader(ReaderLink):
 
     # Reader protocol
 
-    def start(self, tap: TapHandler) -> None:
-        self._tap = tap
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=f"nfc {self.device}", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            # nfcpy checks `terminate` between polls; a UDP poll waits up to 1 s for an answer.
-            self._thread.join(timeout=5)
-            self._thread = None
-
     def status(self) -> dict[str, Any]:
         with self._lock:
             searching = self._state == "searching"
