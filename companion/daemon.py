@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpiozero import Device
 from gpiozero.exc import GPIOZeroError
 
 from companion.app import create_app
@@ -49,6 +50,8 @@ class Daemon:
             self.journal.close()
             raise JournalError(unusable_journal(config.db, error)) from None
         factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
+        # A reader library that makes its own gpiozero devices (the RC522's reset pin) gets these pins.
+        Device.pin_factory = factory
         try:
             self.feedback = Feedback(layout, config.sound, pin_factory=factory)
         except GPIOZeroError as error:  # a pin name gpiozero does not know on this board

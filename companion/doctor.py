@@ -24,7 +24,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -402,19 +402,20 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
                 "sudo apt install libusb-1.0-0 (the installer does)",
             ),
         ]
-    for device in devices:
-        checks.append(check_reader(device))
+    for entry in config.readers:
+        checks.append(check_reader(str(entry.get("device", "auto")), entry))
     return checks
 
 
-def check_reader(device: str) -> Check:
-    """One configured reader, looked at (opened and let go) while no companion holds it."""
+def check_reader(device: str, entry: Mapping[str, Any] | None = None) -> Check:
+    """One configured reader, looked at (opened and let go) while no companion holds it; `entry` is
+    its config table (the RC522's reset pin)."""
     from companion.readers.families import FAMILY_SCHEMES, find_pcsc, scheme
 
     if device == "virtual":
         return ok("reader", "the virtual reader: taps come from the control page")
     if scheme(device) in FAMILY_SCHEMES:
-        return check_family_reader(device)
+        return check_family_reader(device, entry or {})
     if device == "auto":
         pcsc = find_pcsc()
         if pcsc is not None:
@@ -444,14 +445,18 @@ FAMILY_FIXES = {
     "pn532:spi0.0": "turn SPI on (dtparam=spi=on in /boot/firmware/config.txt, or sudo raspi-config "
     "nonint do_spi 0) and reboot; check the board's switches (SPI) and wiring (SCK GPIO 11, MOSI GPIO 10, "
     "MISO GPIO 9, SS to CE0 GPIO 8); the service user needs the spi group",
+    "rc522": "turn SPI on (dtparam=spi=on in /boot/firmware/config.txt, or sudo raspi-config nonint "
+    "do_spi 0) and reboot; check the wiring (SDA to CE0 GPIO 8 for spi0.0 or CE1 GPIO 7 for spi0.1, "
+    "SCK GPIO 11, MOSI GPIO 10, MISO GPIO 9, RST to the reset_pin, GPIO 4 by default; 3.3 V, never "
+    "5 V); the service user needs the spi and gpio groups",
     "hid": "ls -l /dev/input/by-id/ for its path; the service user needs the input group; "
     "nothing else may hold it (no other program reading the keyboard)",
 }
 
 
-def check_family_reader(device: str) -> Check:
-    """A `pcsc:`, `pn532:` or `hid:` reader: listed by pcscd, answering on I2C/SPI, or its input device
-    present and grabbable."""
+def check_family_reader(device: str, entry: Mapping[str, Any]) -> Check:
+    """A `pcsc:`, `pn532:`, `rc522:` or `hid:` reader: listed by pcscd, answering on I2C/SPI, or its
+    input device present and grabbable."""
     from companion.readers.base import ReaderLost
     from companion.readers.families import scheme
 
@@ -465,6 +470,12 @@ def check_family_reader(device: str) -> Check:
             from companion.readers.pn532 import probe as probe_pn532
 
             return ok("reader", f"{probe_pn532(device)}: reads and writes the card id")
+        if family == "rc522":
+            from companion.pins import rc522_reset_pin
+            from companion.readers.rc522 import probe as probe_rc522
+
+            found_rc522 = probe_rc522(device, rc522_reset_pin(entry))
+            return ok("reader", f"{found_rc522}: reads and writes the card id (NTAG21x)")
         from companion.readers.keyboard import probe as probe_keyboard
 
         found = probe_keyboard(device)

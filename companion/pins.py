@@ -59,6 +59,8 @@ I2C1_PINS = (2, 3)  # GPIO 2 (SDA, header pin 3) and 3 (SCL, header pin 5): the 
 # GPIO 11 (SCLK), 10 (MOSI), 9 (MISO), 8 (CE0) and 7 (CE1): the Pi's SPI0, both chip selects of which
 # the kernel takes once SPI is on (dtparam=spi=on).
 SPI0_PINS = (7, 8, 9, 10, 11)
+# GPIO 4 (header pin 7): an RC522 board's RST, free in the default map; `reset_pin` moves it.
+RC522_RESET_PIN = 4
 UART_PINS = (14, 15)  # GPIO 14 (TXD, header pin 8) and 15 (RXD, header pin 10): the Pi's UART
 # nfcpy paths of a serial port on GPIO 14/15: tty:AMA0 (the full UART; on a Pi 5 the only one there),
 # tty:S0 (a Pi 3/4's mini UART), and the globs tty:AMA / tty:S that nfcpy widens to every ttyAMA* /
@@ -72,7 +74,8 @@ _HEADER |= {36: 16, 37: 26, 38: 20, 40: 21}
 
 def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
     """The GPIOs the configured readers hold, each with why: 14 and 15 for a reader on the Pi's UART,
-    2 and 3 (I2C bus 1) for a PN532 board on I2C, 7 to 11 (SPI0) for one on SPI.
+    2 and 3 (I2C bus 1) for a PN532 board on I2C, 7 to 11 (SPI0) for one on SPI, and for an RC522
+    board SPI0 and its reset pin (GPIO 4 unless `reset_pin` says otherwise).
 
     `readers` is the config's reader tables (`Config.readers`). "auto" reserves nothing: it takes
     whichever reader answers, and a build that wires a button to GPIO 14 has no PN532 there.
@@ -86,7 +89,26 @@ def reader_pins(readers: Iterable[Mapping[str, Any]]) -> dict[int, str]:
             held |= dict.fromkeys(I2C1_PINS, f"the reader on I2C bus 1 ({device})")
         elif device.lower() == "pn532:spi0.0":
             held |= dict.fromkeys(SPI0_PINS, f"the reader on SPI bus 0 ({device})")
+        elif device.lower().startswith("rc522:"):
+            held |= dict.fromkeys(SPI0_PINS, f"the reader on SPI bus 0 ({device})")
+            held = _hold_reset_pin(held, reader, device)
     return held
+
+
+def rc522_reset_pin(reader: Mapping[str, Any]) -> int:
+    """The `reset_pin` of an `rc522:` reader entry (a BCM GPIO number), checked."""
+    pin = reader.get("reset_pin", RC522_RESET_PIN)
+    if isinstance(pin, bool) or not isinstance(pin, int) or not 2 <= pin <= 27:
+        raise ConfigError(f"reader 'reset_pin' must be a BCM GPIO number from 2 to 27, not {pin!r}")
+    return pin
+
+
+def _hold_reset_pin(held: dict[int, str], reader: Mapping[str, Any], device: str) -> dict[int, str]:
+    """`held` and the RC522's reset pin, which no other reader may take."""
+    pin = rc522_reset_pin(reader)
+    if pin in held:
+        raise ConfigError(f"reader {device!r}: its reset_pin GPIO {pin} is already {held[pin]}")
+    return held | {pin: f"the reset pin of the RC522 reader {device}"}
 
 
 Pin = int | str

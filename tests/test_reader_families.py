@@ -13,10 +13,18 @@ from companion.readers.ntag import TagError, Type2Tag, ndef_tlv
 from tests.pcsc_card import ntag213
 
 
-@pytest.mark.parametrize("device", ["rc522:spi0.0", "RC522:spi0.1"])
-def test_the_families_not_done_yet_are_refused_at_start(device: str) -> None:
-    with pytest.raises(ConfigError, match="not supported yet"):
-        readers_from_config([{"device": device}])
+@pytest.mark.parametrize(
+    ("device", "kind"),
+    [
+        ("PCSC:ACR", "pcsc"),
+        ("RC522:spi0.1", "rc522"),
+        ("pn532:I2C1", "pn532-i2c"),
+        ("hid:/dev/x", "keyboard"),
+    ],
+)
+def test_the_scheme_chooses_the_family_whatever_its_case(device: str, kind: str) -> None:
+    [reader] = readers_from_config([{"device": device}])  # made, not opened
+    assert reader.status()["kind"] == kind and reader.status()["connected"] is False
 
 
 def test_settings_are_checked_per_family() -> None:

@@ -6,6 +6,7 @@
 | `pcsc:<name or part>` | PC/SC readers via pcscd (ACR122U, ACR1252U, Omnikey) | `companion.readers.pcsc` |
 | `hid:<evdev path>` | USB keyboard readers (UID only) | `companion.readers.keyboard` |
 | `pn532:i2c1`, `pn532:spi0.0` | a PN532 board on the Pi's I2C or SPI bus | `companion.readers.pn532` |
+| `rc522:spi0.0`, `rc522:spi0.1` | an RC522 (MFRC522) board on the Pi's SPI bus | `companion.readers.rc522` |
 | `virtual` | the virtual mat | `companion.readers.VirtualReader` |
 | `auto` | the first family that shows a reader: PC/SC, then nfcpy | |
 
@@ -20,7 +21,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from companion.config import ConfigError
 from companion.cues import Cue
 from companion.readers import Reader
 from companion.readers.base import CommonSettings, PolledReader, ReaderLost
@@ -29,10 +29,7 @@ from companion.readers.health import LinkWatch
 log = logging.getLogger(__name__)
 
 NFCPY_SCHEMES = ("usb", "tty", "udp")
-FAMILY_SCHEMES = ("pcsc", "hid", "pn532")
-NOT_YET = {
-    "rc522": "RC522 boards on SPI are not supported yet (docs/nfc.md lists what to use instead)",
-}
+FAMILY_SCHEMES = ("pcsc", "hid", "pn532", "rc522")
 
 
 def scheme(device: str) -> str:
@@ -40,7 +37,7 @@ def scheme(device: str) -> str:
 
 
 def family_reader(entry: dict[str, Any], watch: LinkWatch) -> PolledReader:
-    """The reader of a `pcsc:`, `pn532:` or `hid:` entry, its settings checked."""
+    """The reader of a `pcsc:`, `pn532:`, `rc522:` or `hid:` entry, its settings checked."""
     device = str(entry.get("device"))
     if scheme(device) == "pcsc":
         from companion.readers.pcsc import PcscReader
@@ -52,6 +49,14 @@ def family_reader(entry: dict[str, Any], watch: LinkWatch) -> PolledReader:
 
         common = CommonSettings.parse(entry)
         return Pn532Reader(common.device, common.seat, watch=watch, **common.timing())
+    if scheme(device) == "rc522":
+        from companion.pins import rc522_reset_pin
+        from companion.readers.rc522 import Rc522Reader
+
+        common = CommonSettings.parse(entry, extra=("reset_pin",))
+        return Rc522Reader(
+            common.device, common.seat, reset_pin=rc522_reset_pin(entry), watch=watch, **common.timing()
+        )
     from companion.readers.keyboard import KeyboardReader
 
     common = CommonSettings.parse(entry, extra=("uid_format",))
@@ -82,9 +87,6 @@ def readers_from_config(
     for entry in entries:
         device = str(entry.get("device", "auto"))
         family = scheme(device)
-        why = next((why for prefix, why in NOT_YET.items() if device.lower().startswith(prefix)), None)
-        if why is not None:
-            raise ConfigError(f"reader {device!r}: {why}")
         if device == "auto":
             found = find_pcsc()
             if found is not None:

@@ -1,0 +1,162 @@
+"""An RC522 board (`rc522:spi0.0`, `rc522:spi0.1`) through Joy-IT's `JoyIT_RC522` library, with the
+MFRC522 of tests/rc522_emulator.py behind a stand-in for `spidev.SpiDev` and the reset pin on the
+table's gpiozero MockFactory: a Spy Team trick on the daemon, a held card, the board off the bus
+and back, enrollment per tag, the pins it takes and doctor (issue 11)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from gpiozero import Device, DigitalOutputDevice
+from gpiozero.pins.mock import MockFactory
+
+from companion.cards import Enrollment
+from companion.catalog import load_catalog
+from companion.config import ConfigError
+from companion.readers.families import readers_from_config
+from companion.registry import Registry
+from tests.nfc_emulator import wait_for
+from tests.nfc_helpers import names, nfc_config, running_daemon
+from tests.pn532_emulator import MifareClassic, Ntag, ndef_tlv, text_message
+from tests.rc522_emulator import Rc522Board, State, on_the_bus
+from tests.spy_team_play import trick_cards
+
+spidev = pytest.importorskip("spidev", reason="needs the rc522 extra (spidev)")
+pytest.importorskip("JoyIT_RC522", reason="needs the rc522 extra (joyit-rc522)")
+
+
+@pytest.fixture(params=["spi0.0", "spi0.1"])
+def device(request: pytest.FixtureRequest) -> str:
+    return f"rc522:{request.param}"
+
+
+@pytest.fixture
+def board(device: str, monkeypatch: pytest.MonkeyPatch) -> Rc522Board:
+    """An RC522 on the device's chip select; the reset pin on mock pins outside a daemon."""
+    chip_select = int(device[-1])
+    spi_dev, [board] = on_the_bus((0, chip_select))
+    monkeypatch.setattr(spidev, "SpiDev", spi_dev)
+    monkeypatch.setattr(Device, "pin_factory", MockFactory())
+    return board
+
+
+def ntag(number: int, card: str | None = None) -> Ntag:
+    data = ndef_tlv(text_message(card)) if card else None
+    return Ntag(f"04{number:012x}", 213, data=data)
+
+
+def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
+    device: str, board: Rc522Board, tmp_path: Path
+) -> None:
+    config = nfc_config(tmp_path, {"device": device, "debounce": 0.3, "retry": 0.1, "reset_pin": 12})
+    config = replace(config, pins={"undo_button": 4})  # GPIO 12, the undo button's, goes to the reader
+    with running_daemon(config) as (daemon, cues):
+        daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
+        daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+        daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+        cards = trick_cards(daemon.table.view(), winner=1)
+        wait_for(lambda: daemon.health()["reader"] == "ok")
+        status = daemon.health()["readers"][0]
+        assert status["kind"] == "rc522" and status["capabilities"] == "reads and writes the card id (NDEF)"
+        assert Device.pin_factory.pin(12).state == 1  # the library holds the chip out of reset
+
+        def played() -> int:
+            return len(daemon.table.view()["played"])
+
+        for number, card in enumerate(cards, start=1):
+            tag = ntag(number, card)
+            board.put(tag)
+            wait_for(lambda n=number: played() == n)  # type: ignore[misc]
+            if number == 1:
+                reads = board.transfers
+                time.sleep(0.8)  # held: polled again and again, played once
+                assert played() == 1 and board.transfers > reads
+                assert board.card is not None and board.card.state == State.ACTIVE
+            if number == 2:  # off the bus with the card on it, and back: not played again
+                board.unplug()
+                wait_for(lambda: daemon.health()["reader"] == "lost")
+                board.plug()
+                wait_for(lambda: daemon.health()["reader"] == "ok")
+                time.sleep(0.5)
+                assert played() == 2
+            board.lift()
+        assert daemon.table.view()["played"] == cards
+        assert names(cues).count("card-accepted") == 2 + 4
+        assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
+        [won] = [c for c in cues if c["cue"] == "trick-won"]
+        assert won["seat"] == 1
+    DigitalOutputDevice(12).close()  # the reader let its reset pin go: free to take again
+
+
+def test_enrollment_writes_the_card_id_or_registers_a_classic_by_uid(
+    device: str, board: Rc522Board, tmp_path: Path
+) -> None:
+    registry = Registry(tmp_path / "cards.db")
+    session = Enrollment(load_catalog()["spy"], registry)
+    [reader] = readers_from_config([{"device": device, "debounce": 0.2, "retry": 0.1}])
+    reader.intercept = session.offer  # type: ignore[attr-defined]
+    reader.start(lambda **tap: None)
+    tag, classic = ntag(40), MifareClassic("0a0b0c0d")
+    try:
+        board.put(tag)
+        wait_for(lambda: session.position == 1)
+        last = session.progress()["last"]
+        assert last["wrote"] is True and last["warning"] == ""
+        assert tag.user_data().startswith(ndef_tlv(text_message(session.cards[0].id)))
+        assert registry.lookup(tag.uid.hex()) == session.cards[0].id
+        board.put(classic)  # its pages need a key: known by its 4-byte UID
+        wait_for(lambda: session.position == 2)
+        assert session.progress()["last"]["wrote"] is False
+        assert registry.lookup("0a0b0c0d") == session.cards[1].id
+    finally:
+        reader.stop()
+        registry.close()
+
+
+def test_only_the_header_chip_selects_and_a_gpio_for_reset() -> None:
+    for device in ("rc522:spi1.0", "rc522:i2c1", "rc522:"):
+        with pytest.raises(ConfigError, match=r"spi0.0 \(CE0, GPIO 8\) or spi0.1"):
+            readers_from_config([{"device": device}])
+    for pin in ("GPIO4", 1, 28, True):
+        with pytest.raises(ConfigError, match="reset_pin"):
+            readers_from_config([{"device": "rc522:spi0.0", "reset_pin": pin}])
+
+
+def test_its_pins_are_reserved() -> None:
+    from companion import pins
+
+    held = pins.reader_pins([{"device": "rc522:spi0.0"}])
+    assert sorted(held) == [4, 7, 8, 9, 10, 11] and "reset pin" in held[4]
+    with pytest.raises(ConfigError, match="GPIO 4"):
+        pins.PinLayout.parse({"next_button": 4}, reserved=held)
+    two = [{"device": "rc522:spi0.0", "seat": 0}, {"device": "rc522:spi0.1", "seat": 1}]
+    with pytest.raises(ConfigError, match="reset_pin GPIO 4 is already the reset pin"):
+        pins.reader_pins(two)
+    held = pins.reader_pins([two[0], {**two[1], "reset_pin": 12}])
+    with pytest.raises(ConfigError, match="GPIO 12"):
+        pins.PinLayout.parse({}, reserved=held)  # the undo button's default pin
+    assert sorted(pins.reader_pins([two[0], {**two[1], "reset_pin": 12}])) == [4, 7, 8, 9, 10, 11, 12]
+
+
+def test_doctor_finds_it(
+    device: str, board: Rc522Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from companion.doctor import check_reader
+    from companion.readers import rc522
+
+    name = device.partition(":")[2]
+    kernel_device = tmp_path / f"spidev{name[3:]}"
+    monkeypatch.setitem(rc522.BUSES, name, replace(rc522.BUSES[name], device=kernel_device))
+    off = check_reader(device)
+    assert off.status == "FAIL" and "SPI is off" in off.message and "dtparam=spi=on" in off.fix
+    kernel_device.touch()
+    found = check_reader(device)
+    assert found.status == "ok" and "MFRC522 (version 0x92) on SPI bus 0" in found.message, found.line()
+    assert "reset on GPIO 4" in found.message
+    DigitalOutputDevice(4).close()  # doctor let the reset pin go
+    board.unplug()
+    gone = check_reader(device)
+    assert gone.status == "FAIL" and "no RC522 answers on SPI bus 0" in gone.message
