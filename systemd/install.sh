@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Install Table Companion as a service on Raspberry Pi OS (any Debian with systemd works too).
 #
-#   sudo ./systemd/install.sh [--port N] [--no-apt] [--pcsc] [--pn532]
+#   sudo ./systemd/install.sh [--port N] [--no-apt] [--pcsc] [--pn532] [--rc522]
 #
 # From a checkout of the project: installs the package into its own virtual environment in
 # /opt/companion, writes /etc/companion/companion.toml with a random control token (only if there is
 # none yet), installs the unit, the udev rules and the modprobe blacklist from hardware/, enables and
 # starts the service, and prints the scoreboard's address with a QR code for the tablet. --pcsc also
 # installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md); --pn532
-# Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C or SPI (`pn532:`).
+# Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C or SPI (`pn532:`); --rc522
+# Joy-IT's RC522 library and spidev, for an RC522 board on SPI (`rc522:`).
 # Running it again upgrades the package and keeps the config and the journal.
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
@@ -31,12 +32,14 @@ SERVICE_USER=companion
 # gpio: /dev/gpiochip* and /dev/gpiomem (the pins); plugdev: USB readers (the udev rule);
 # dialout: serial readers (a PN532 on the UART); input: USB keyboard readers (`hid:`, whose event
 # devices Debian gives to the input group); i2c and spi: a PN532 board on I2C (`pn532:i2c1`) or SPI
-# (`pn532:spi0.0`). Only the groups that exist on this system are used.
+# (`pn532:spi0.0`, `rc522:`; gpio for the RC522's reset pin). Only the groups that exist on this system
+# are used.
 DEVICE_GROUPS=(gpio plugdev dialout input i2c spi)
 PORT=8000
 APT=1
 PCSC=0
 PN532=0
+RC522=0
 DESTDIR=${DESTDIR:-}
 DRY_RUN=0
 [ -n "$DESTDIR" ] && DRY_RUN=1
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--no-apt) APT=0 ;;
 	--pcsc) PCSC=1 ;;
 	--pn532) PN532=1 ;;
+	--rc522) RC522=1 ;;
 	--dry-run) DRY_RUN=1 ;;
 	-h | --help) usage 0 ;;
 	*)
@@ -115,8 +119,10 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 # or a config that names one: pcscd takes every CCID reader, an ACR122U too, away from nfcpy).
 if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pcsc:' "$DESTDIR$CONF"; then PCSC=1; fi
 if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pn532:' "$DESTDIR$CONF"; then PN532=1; fi
+if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"rc522:' "$DESTDIR$CONF"; then RC522=1; fi
 packages=(python3-venv python3-lgpio libusb-1.0-0 python3-pyscard python3-evdev)
 [ "$PCSC" = 1 ] && packages+=(pcscd)
+[ "$RC522" = 1 ] && packages+=(gcc python3-dev) # spidev builds from source where no wheel is served
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
 	missing=()
 	for package in "${packages[@]}"; do
@@ -150,8 +156,14 @@ done
 mkdir -p "$DESTDIR$PREFIX"
 : >"$DESTDIR$MANIFEST.new"
 run python3 -m venv --system-site-packages "$PREFIX"
+wanted=()
+[ "$PN532" = 1 ] && wanted+=(pn532)
+[ "$RC522" = 1 ] && wanted+=(rc522)
 extras=""
-[ "$PN532" = 1 ] && extras="[pn532]"
+[ ${#wanted[@]} -gt 0 ] && extras="[$(
+	IFS=,
+	echo "${wanted[*]}"
+)]"
 run "$PREFIX/bin/pip" install --no-cache-dir --upgrade "$SRC$extras"
 put 644 "$SRC/docs/operations.md" "$PREFIX/share/doc/operations.md"
 mkdir -p "$DESTDIR$(dirname "$LINK")"

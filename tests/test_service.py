@@ -451,3 +451,21 @@ def test_the_watchdog_goes_quiet_while_the_web_server_is_wedged(
         listener.close()
         wedged.close()
         server.close()
+
+
+def test_the_installer_adds_the_board_readers_libraries_when_asked_or_configured(tmp_path: Path) -> None:
+    source, root = checkout(tmp_path), tmp_path / "root"
+
+    def pip_install(*args: str) -> str:
+        result = install(source, root, *args)
+        assert result.returncode == 0, result.stderr
+        [line] = [c for c in commands(result.stdout) if " install " in c and "/bin/pip" in c]
+        return shlex.split(line)[-1]  # what pip installs
+
+    assert pip_install() == str(source)  # no extra
+    assert pip_install("--rc522") == f"{source}[rc522]"
+    assert pip_install("--pn532", "--rc522") == f"{source}[pn532,rc522]"
+    config = root / "etc/companion/companion.toml"
+    config.write_text(config.read_text().replace('device = "auto"', 'device = "rc522:spi0.0"'))
+    assert 'device = "rc522:spi0.0"' in config.read_text()
+    assert pip_install() == f"{source}[rc522]"  # the config names one
