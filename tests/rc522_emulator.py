@@ -8,6 +8,10 @@ sees on its SPI pins: an address byte (bit 7 set: read; bits 6..1: the register)
 clocks out the addressed register in the byte after the address, as the chip does. Everything above
 the bus is the library's real code: its register writes, FIFO handling, CRC and transceive loop.
 
+For a `companion run` in another process, `SpiWire` puts the test's boards on a UNIX socket and
+`WiredSpiDev` is that process's `spidev.SpiDev` (installed by a `sitecustomize` the test writes):
+each transfer crosses the socket as its bytes, and the board stays in the test, where it is handled.
+
 What the chip model does, because the library and the reader depend on it:
 
 - the registers the library uses, with their reset values after a SoftReset (command 0x0F);
@@ -32,12 +36,15 @@ anticollision and select (a 7-byte NTAG UID takes two), and HLTA; an ACTIVE tag 
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import os
+import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.pn532_emulator import Tag, crc_a
@@ -318,3 +325,81 @@ def on_the_bus(*where: tuple[int, int]) -> tuple[type[Rc522Spi], list[Rc522Board
 
     SpiDev.boards = dict(zip(where, boards, strict=True))
     return SpiDev, boards
+
+
+# The bus for a daemon in another process
+
+WIRE_ENV = "RC522_SPI_WIRE"  # the socket's path, in the daemon's environment
+
+
+class SpiWire:
+    """The test's boards on a UNIX socket: one line per transfer ("open BUS CS", "xfer BUS CS HEX"),
+    answered with "ok", "enoent" or the bytes MISO carried, in hex."""
+
+    def __init__(self, path: Path, boards: dict[tuple[int, int], Rc522Board]) -> None:
+        self.path, self.boards = path, boards
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(str(path))
+        self.server.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):  # closed
+            while True:
+                connection, _ = self.server.accept()
+                threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection, connection.makefile("rwb") as wire, contextlib.suppress(OSError):
+            for line in wire:
+                verb, bus, chip_select, *data = line.decode().split()
+                board = self.boards.get((int(bus), int(chip_select)))
+                if verb == "open":
+                    answer = "ok" if board is not None else "enoent"
+                else:
+                    assert board is not None
+                    answer = bytes(board.transfer(bytes.fromhex(data[0]))).hex()
+                wire.write(answer.encode() + b"\n")
+                wire.flush()
+
+    def close(self) -> None:
+        self.server.close()
+
+
+class WiredSpiDev:
+    """`spidev.SpiDev` in the daemon's process, its transfers carried by the test's `SpiWire`."""
+
+    def __init__(self) -> None:
+        self.max_speed_hz = 0
+        self.mode = 0
+        self._wire: Any = None
+        self._where = ""
+
+    def open(self, bus: int, device: int) -> None:
+        connection = socket.socket(socket.AF_UNIX)
+        connection.connect(os.environ[WIRE_ENV])
+        self._wire, self._where = connection.makefile("rwb"), f"{bus} {device}"
+        if self._ask(f"open {self._where}") != "ok":
+            self.close()
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+
+    def xfer2(self, data: Sequence[int], *args: Any) -> list[int]:
+        return list(bytes.fromhex(self._ask(f"xfer {self._where} {bytes(data).hex()}")))
+
+    def _ask(self, line: str) -> str:
+        if self._wire is None:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        self._wire.write(line.encode() + b"\n")
+        self._wire.flush()
+        return str(self._wire.readline().decode().strip())
+
+    def close(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
+            self._wire = None
+
+
+SITECUSTOMIZE = """import spidev
+from tests.rc522_emulator import WiredSpiDev
+spidev.SpiDev = WiredSpiDev  # the test's SPI bus (tests/rc522_emulator.py)
+"""

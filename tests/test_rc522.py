@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gpiozero import Device, DigitalOutputDevice
@@ -19,11 +20,13 @@ from companion.config import ConfigError
 from companion.readers.families import readers_from_config
 from companion.registry import Registry
 from tests.nfc_emulator import wait_for
-from tests.nfc_helpers import names, nfc_config, running_daemon
+from tests.nfc_helpers import SseClient, names, nfc_config, running_daemon
 from tests.pn532_emulator import MifareClassic, Ntag, ndef_tlv, text_message
-from tests.rc522_emulator import Rc522Board, State, on_the_bus
+from tests.rc522_emulator import SITECUSTOMIZE, WIRE_ENV, Rc522Board, SpiWire, on_the_bus
+from tests.servers import running_companion
 from tests.spy_team_play import trick_cards
 
+ROOT = Path(__file__).resolve().parent.parent
 spidev = pytest.importorskip("spidev", reason="needs the rc522 extra (spidev)")
 pytest.importorskip("JoyIT_RC522", reason="needs the rc522 extra (joyit-rc522)")
 
@@ -74,7 +77,8 @@ def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
                 reads = board.transfers
                 time.sleep(0.8)  # held: polled again and again, played once
                 assert played() == 1 and board.transfers > reads
-                assert board.card is not None and board.card.state == State.ACTIVE
+                # seen at every poll, never lost between two (the tag is halted and woken each time)
+                assert daemon.health()["readers"][0]["reads"] == 1
             if number == 2:  # off the bus with the card on it, and back: not played again
                 board.unplug()
                 wait_for(lambda: daemon.health()["reader"] == "lost")
@@ -89,6 +93,57 @@ def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
         [won] = [c for c in cues if c["cue"] == "trick-won"]
         assert won["seat"] == 1
     DigitalOutputDevice(12).close()  # the reader let its reset pin go: free to take again
+
+
+def test_a_spy_team_trick_through_companion_run(tmp_path: Path) -> None:
+    """The daemon in its own process, its `spidev.SpiDev` carrying each transfer to the board here."""
+    board = Rc522Board()
+    wire = SpiWire(tmp_path / "spi.sock", {(0, 0): board})
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {WIRE_ENV: str(wire.path), "PYTHONPATH": f"{tmp_path / 'hook'}:{ROOT}"}
+    config = tmp_path / "companion.toml"
+    config.write_text('[reader]\ndevice = "rc522:spi0.0"\ndebounce = 0.3\nretry = 0.2\n')
+    with running_companion(tmp_path / "journal.db", "--config", str(config), env=env) as table:
+
+        def reader() -> dict[str, Any]:
+            return dict(table.call("GET", "/healthz")["readers"][0])
+
+        wait_for(lambda: reader()["connected"])
+        assert reader()["kind"] == "rc522"
+        events = SseClient(table.url)
+        try:
+            table.call(
+                "POST",
+                "/api/games",
+                {"game": "spy-team", "players": ["A", "B", "C", "D"], "options": {"start": 0}},
+            )
+            table.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+            table.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+            cards = trick_cards(table.call("GET", "/api/state"), winner=1)
+            for number, card in enumerate(cards, start=1):
+                board.put(ntag(20 + number, card))
+                wait_for(lambda n=number: reader()["taps"] == n)  # type: ignore[misc]
+                if number == 1:
+                    time.sleep(0.8)  # held: one card played
+                    assert len(table.call("GET", "/api/state")["played"]) == 1
+                if number == 2:  # off the bus with the card on it, and back: not played again
+                    board.unplug()
+                    wait_for(lambda: not reader()["connected"])
+                    board.plug()
+                    wait_for(lambda: reader()["connected"])
+                    time.sleep(0.5)
+                    assert reader()["taps"] == 2
+                board.lift()
+            assert table.call("GET", "/api/state")["played"] == cards
+            cues = [data for _, kind, data in events.events if kind == "cue"]
+            assert [cue["cue"] for cue in cues].count("card-accepted") == 2 + 4
+            assert [cue["cue"] for cue in cues].count("reader-back") == 1
+            [won] = [cue for cue in cues if cue["cue"] == "trick-won"]
+            assert won["seat"] == 1
+        finally:
+            events.close()
+            wire.close()
 
 
 def test_enrollment_writes_the_card_id_or_registers_a_classic_by_uid(
