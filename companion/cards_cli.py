@@ -139,8 +139,8 @@ def _take_reader(device: str) -> Any:
 
 
 def cmd_enroll(args: argparse.Namespace) -> int:
-    from companion.readers.families import FAMILY_SCHEMES, family_reader, find_pcsc, scheme
-    from companion.readers.nfc import ReaderSettings, find_reader
+    from companion.readers.families import FAMILY_SCHEMES, family_reader, find_device, scheme
+    from companion.readers.nfc import ReaderSettings
 
     config, registry = _open_registry(args)
     try:
@@ -154,10 +154,10 @@ def cmd_enroll(args: argparse.Namespace) -> int:
             "auto",
         )
         if device == "auto":
-            device = find_pcsc() or find_reader()
+            device = find_device()
             if device is None:
                 raise ConfigError(
-                    "no NFC reader found (PC/SC, USB, or a PN532 on the Pi's UART): give --device"
+                    "no NFC reader found (PC/SC, USB, a PN532 on the Pi's UART or I2C bus 1): give --device"
                 )
         reader: Any
         if scheme(str(device)) in FAMILY_SCHEMES:

@@ -363,8 +363,7 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
         for reader in health.get("readers", []):
             name = f"reader {reader.get('device')}"
             if reader.get("searching"):
-                where = ", ".join(reader["searching"])
-                checks.append(ok("reader", f"{name}: none found yet ({where}): the virtual reader stands in"))
+                checks.append(searching(name, reader["searching"]))
             elif reader.get("connected"):
                 what = ", ".join(
                     str(part) for part in (reader.get("kind"), reader.get("capabilities")) if part
@@ -410,29 +409,49 @@ def check_readers(config: Config, health: dict[str, Any] | None) -> list[Check]:
 def check_reader(device: str, entry: Mapping[str, Any] | None = None) -> Check:
     """One configured reader, looked at (opened and let go) while no companion holds it; `entry` is
     its config table (the RC522's reset pin)."""
-    from companion.readers.families import FAMILY_SCHEMES, find_pcsc, scheme
+    from companion.readers.families import FAMILY_SCHEMES, scheme
 
     if device == "virtual":
         return ok("reader", "the virtual reader: taps come from the control page")
     if scheme(device) in FAMILY_SCHEMES:
         return check_family_reader(device, entry or {})
     if device == "auto":
-        pcsc = find_pcsc()
-        if pcsc is not None:
-            return ok("reader", f"PC/SC reader found: {pcsc.partition(':')[2]} (auto takes it first)")
-    found, error = probe_nfc("usb" if device == "auto" else device)
+        return check_auto()
+    found, error = probe_nfc(device)
     if found:
         return ok("reader", f"NFC reader found: {found}")
-    if device == "auto":
-        return warn(
-            "reader",
-            f"no NFC reader found{f' ({error})' if error else ''}: the virtual reader will be used",
-            "plug in a USB reader (see hardware/), or set device in [reader] for a serial one",
-        )
     return fail(
         "reader",
         f"no NFC reader at {device}{f' ({error})' if error else ''}",
         "check the cable and `lsusb`; the service user needs the plugdev (USB) or dialout (serial) group",
+    )
+
+
+def check_auto() -> Check:
+    """`auto`: what each family it searches shows now (each let go again), and what it never probes."""
+    from companion.readers.families import NOT_PROBED, look_everywhere
+
+    results = look_everywhere()
+    looked = "; ".join(f"{name}: {device or 'none'}" for name, device in results)
+    first = next((device for _, device in results if device), None)
+    if first is not None:
+        return ok("reader", f"auto looked for {looked}; it takes {first}")
+    return warn(
+        "reader",
+        f"auto looked for {looked}: no reader found, so the virtual reader stands in while the daemon "
+        f"keeps looking; never probed: {NOT_PROBED}",
+        "plug in a reader (see hardware/ and docs/nfc.md), or name it in [reader] device",
+    )
+
+
+def searching(name: str, where: list[str]) -> Check:
+    """A running daemon's `auto` reader that has found nothing yet."""
+    from companion.readers.families import NOT_PROBED
+
+    return ok(
+        "reader",
+        f"{name}: none found yet, looking for {'; '.join(where)}: the virtual reader stands in; "
+        f"never probed: {NOT_PROBED}",
     )
 
 

@@ -20,7 +20,7 @@ from companion.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, Taps
 from tests.pcsc_card import Pcscd, VirtualNtag, ntag213, pcscd_missing
-from tests.servers import running_companion
+from tests.servers import Server, running_companion
 from tests.spy_team_play import trick_cards
 
 READER = "Virtual PCD 00 00"
@@ -49,6 +49,17 @@ def tag_with(number: int, card: str | None = None) -> VirtualNtag:
         tlv = ndef_tlv(card)
         memory[16 : 16 + len(tlv)] = tlv
     return VirtualNtag(uid, memory)
+
+
+def first_trick(table: Server) -> list[str]:
+    """A Spy Team game started through the API, its missions chosen: the first trick's four cards,
+    in play order, for seat 1 to win it."""
+    table.call(
+        "POST", "/api/games", {"game": "spy-team", "players": ["A", "B", "C", "D"], "options": {"start": 0}}
+    )
+    table.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    table.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+    return trick_cards(table.call("GET", "/api/state"), winner=1)
 
 
 def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(pcscd: Pcscd) -> None:
@@ -151,14 +162,7 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
             reader()["kind"] == "pcsc" and reader()["capabilities"] == "reads and writes the card id (NDEF)"
         )
         events = SseClient(table.url)
-        table.call(
-            "POST",
-            "/api/games",
-            {"game": "spy-team", "players": ["A", "B", "C", "D"], "options": {"start": 0}},
-        )
-        table.call("POST", "/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
-        table.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
-        cards = trick_cards(table.call("GET", "/api/state"), winner=1)
+        cards = first_trick(table)
         tags = [tag_with(20 + i, card) for i, card in enumerate(cards)]
         try:
             for number, tag in enumerate(tags, start=1):
@@ -197,4 +201,57 @@ def test_doctor_finds_the_pcsc_reader_or_names_those_pcscd_lists(pcscd: Pcscd) -
     assert found.line().startswith(f"ok   reader: PC/SC reader {READER}: reads and writes the card id")
     missing = check_reader("pcsc:OMNIKEY 5022")
     assert missing.status == "FAIL" and "pcscd lists: Virtual PCD 00 00, Virtual PCD 00 01" in missing.message
-    assert check_reader("auto").message.startswith(f"PC/SC reader found: {READER}")
+    assert check_reader("auto").message == (
+        f"auto looked for pcsc (readers pcscd lists): pcsc:{READER}; "
+        "nfcpy (usb; on a Pi a PN532 on the UART): none; pn532:i2c1 (a PN532 at 0x24 on /dev/i2c-1): none; "
+        f"it takes pcsc:{READER}"
+    )
+
+
+def test_auto_takes_a_pcsc_reader_that_appears_after_companion_run_started(
+    pcscd: Pcscd, tmp_path: Path
+) -> None:
+    """`auto` asked pcscd once, at start-up: a PC/SC reader that came later was never used. Here the
+    reader appears at the real boundary: pcscd (with its vpcd reader) starts after the companion, as
+    when pcscd is started or the reader plugged in later; pyscard and pcscd run for real."""
+    pcscd.stop()
+    config = tmp_path / "companion.toml"
+    config.write_text('[reader]\ndevice = "auto"\ndebounce = 0.3\nretry = 0.2\n')
+    tag: VirtualNtag | None = None
+    try:
+        with running_companion(tmp_path / "journal.db", "--config", str(config)) as table:
+
+            def reader() -> dict[str, Any]:
+                return dict(table.call("GET", "/healthz")["readers"][0])
+
+            events = SseClient(table.url)
+            try:
+                searching = reader()  # nothing found yet: the virtual mat, and what it looks for
+                assert searching["kind"] == "virtual" and searching["connected"]
+                assert searching["searching"][0] == "pcsc (readers pcscd lists)"
+                time.sleep(0.5)  # it goes on looking, and finds nothing meanwhile
+                assert reader()["kind"] == "virtual"
+
+                pcscd.start()
+                wait_for(lambda: reader()["kind"] == "pcsc")
+                assert reader()["path"] == READER and reader()["device"] == f"pcsc:{READER}"
+                wait_for(lambda: reader()["connected"])
+                card = first_trick(table)[0]
+                tag = tag_with(30, card)
+                tag.place(pcscd.port)
+                wait_for(lambda: table.call("GET", "/api/state")["played"] == [card])
+
+                def cues() -> list[dict[str, Any]]:
+                    return [data for _, kind, data in events.events if kind == "cue"]
+
+                # the card's cue reaches the scoreboard's stream a moment after the state changed
+                wait_for(lambda: [cue["cue"] for cue in cues()].count("card-accepted") == 2 + 1)
+                [found] = [cue for cue in cues() if cue["cue"] == "reader-back"]
+                assert found["data"]["found"] == f"pcsc:{READER}"
+            finally:
+                events.close()
+    finally:
+        if tag is not None:
+            tag.lift()
+        if pcscd.proc is None:
+            pcscd.start()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,48 @@ def test_doctor_wakes_it(
     bus.unplug()
     gone = check_reader(device)
     assert gone.status == "FAIL" and f"no PN532 answers on {label}" in gone.message
+
+
+def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`auto` looked for PC/SC and nfcpy only: a PN532 on I2C was never found. It is looked for once
+    /dev/i2c-1 exists (a stand-in path here) and taken when it answers, while the daemon runs; a
+    board on SPI is never probed blind."""
+    from companion.readers import pn532
+    from companion.readers.families import main
+
+    i2c, spi = Pn532I2cBus(), Pn532SpiBus()
+    monkeypatch.setattr(busio, "I2C", i2c)
+    monkeypatch.setattr(busio, "SPI", spi)
+    for name in ("i2c1", "spi0.0"):
+        monkeypatch.setitem(pn532.BUSES, name, replace(pn532.BUSES[name], device=tmp_path / name))
+    (tmp_path / "spi0.0").touch()  # SPI on, a PN532 on it answering: still not auto's to probe
+    i2c.unplug()
+    config = nfc_config(tmp_path, {"device": "auto", "debounce": 0.3, "retry": 0.1})
+    with running_daemon(config) as (daemon, cues):
+
+        def reader() -> dict[str, Any]:
+            return dict(daemon.health()["readers"][0])
+
+        assert reader()["kind"] == "virtual" and daemon.health()["reader"] == "ok"
+        assert "pn532:i2c1 (a PN532 at 0x24 on /dev/i2c-1)" in reader()["searching"]
+        time.sleep(0.3)
+        assert i2c.transfers == 0  # no /dev/i2c-1: the bus is left alone
+        (tmp_path / "i2c1").touch()  # I2C turned on, the board not answering yet
+        wait_for(lambda: i2c.transfers > 0)
+        assert reader()["kind"] == "virtual"
+        i2c.plug()
+        wait_for(lambda: reader()["kind"] == "pn532-i2c" and reader()["connected"])
+        assert reader()["device"] == "pn532:i2c1"
+        daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
+        daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+        daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+        card = trick_cards(daemon.table.view(), winner=1)[0]
+        i2c.put(ntag(50, card))
+        wait_for(lambda: daemon.table.view()["played"] == [card])
+        [found] = [cue for cue in cues if cue["cue"] == "reader-back"]
+        assert found["data"]["found"] == "pn532:i2c1" and "reader-lost" not in names(cues)
+    assert spi.transfers == 0
+    # What the installer writes into the config.
+    assert main() == 0 and capsys.readouterr().out == "pn532:i2c1\n"
