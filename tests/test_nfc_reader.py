@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from companion.config import ConfigError
-from companion.readers import VirtualReader
-from companion.readers.nfc import NfcReader, ReaderSettings, TapFilter, find_reader, readers_from_config
+from companion.readers import VirtualReader, families
+from companion.readers.nfc import NfcReader, ReaderSettings, TapFilter, readers_from_config
 from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
 from tests.nfc_helpers import Taps, free_udp_port
 
@@ -191,11 +191,11 @@ def test_a_misspelt_reader_key_is_refused_not_taken_for_auto(tmp_path: Path) -> 
 
 
 def test_auto_without_a_reader_falls_back_to_the_virtual_mat(caplog: pytest.LogCaptureFixture) -> None:
-    if find_reader() is not None:
+    if families.find_device() is not None:
         pytest.skip("a real NFC reader is plugged in here")
     caplog.set_level("INFO")
-    readers = readers_from_config([{"device": "auto"}, {"device": "virtual"}])
+    readers = families.readers_from_config([{"device": "auto"}, {"device": "virtual"}])
     # The `auto` reader stands for the virtual mat while it keeps looking (tests/test_pn532.py).
     assert [r.status()["kind"] for r in readers] == ["virtual", "virtual"]
     assert isinstance(readers[1], VirtualReader)
-    assert sum("using the virtual reader" in r.getMessage() for r in caplog.records) == 1
+    assert sum("the virtual reader stands in" in r.getMessage() for r in caplog.records) == 1

@@ -444,12 +444,13 @@ def test_auto_keeps_looking_and_switches_to_a_reader_that_appears(
     board: Pn532Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`auto` decided once at start-up: a reader plugged in later was never used (issue 16, 5)."""
+    from companion.readers import families
     from companion.readers import nfc as nfc_readers
 
     monkeypatch.setattr(nfc_readers, "auto_paths", lambda: [board.path])
     board.unplug()
     cues, taps = Cues(), Taps()
-    [reader] = nfc_readers.readers_from_config([{"device": "auto", "retry": 0.2}], cues)
+    [reader] = families.readers_from_config([{"device": "auto", "retry": 0.2}], cues)
     assert reader.status()["kind"] == "virtual" and reader.status()["connected"]
     reader.start(taps)
     try:
@@ -468,12 +469,13 @@ def test_auto_keeps_the_reader_detection_opened(
     board: Pn532Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Detection used to open, close and reopen: a power-down between (fatal to an ACR122U)."""
+    from companion.readers import families
     from companion.readers import nfc as nfc_readers
 
     monkeypatch.setattr(nfc_readers, "auto_paths", lambda: [board.path])
     board.put(Ntag(NTAG, text="spy-team/red-1"))
     taps = Taps()
-    [reader] = nfc_readers.readers_from_config([{"device": "auto", "retry": 0.2}])
+    [reader] = families.readers_from_config([{"device": "auto", "retry": 0.2}])
     reader.start(taps)
     try:
         wait_for(lambda: len(taps) == 1)

@@ -165,9 +165,9 @@ def read_tag(tag: Any) -> NfcTag | None:
 class NfcReader(ReaderLink):
     """An nfcpy reader at `device`, delivering taps for `seat` (None: the table's shared reader).
 
-    `device="auto"` searches `auto_paths()` every `retry` seconds until a reader answers (`clf` and
-    `found`: one that detection already opened, used as it is); until then it stands for the virtual
-    mat. `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
+    `device="auto"`: the reader `auto` found (`clf` and `found`: the frontend its search opened, used
+    as it is; `companion.readers.families`); once lost it searches `auto_paths()` again every `retry`
+    seconds. `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
 
     capabilities = NDEF_READ_WRITE
 
@@ -195,7 +195,7 @@ class NfcReader(ReaderLink):
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        self._state = "starting"  # "starting" | "ok" | "lost" | "searching" (auto, nothing found yet)
+        self._state = "starting"  # "starting" | "ok" | "lost"
         self._error: str | None = "starting"
         self._opened: str | None = found
         self._taps = 0  # reads that were taps
@@ -203,8 +203,6 @@ class NfcReader(ReaderLink):
         self._opens = 0  # attempts to open the device (more than one: it was lost and retried)
         self._polls = 0
         self._in_session = False
-        if device == "auto" and clf is None:
-            self._state, self._error = "searching", None
 
     @property
     def label(self) -> str:
@@ -216,24 +214,18 @@ class NfcReader(ReaderLink):
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            searching = self._state == "searching"
             return {
-                "kind": "virtual" if searching else "nfc",  # auto, until a reader is found: the mat
+                "kind": "nfc",
                 "capabilities": self.capabilities.describe(),
                 "device": self.device,
                 "path": self._opened,
-                "connected": self._state in ("ok", "searching"),
+                "connected": self._state == "ok",
                 "seat": self.seat,
                 "error": self._error,
                 "reads": self._reads,
                 "opens": self._opens,
                 "taps": self._taps,
-                **({"searching": auto_paths()} if searching else {}),
             }
-
-    @property
-    def searching(self) -> bool:
-        return self._state == "searching"
 
     # The polling thread
 
@@ -281,20 +273,14 @@ class NfcReader(ReaderLink):
         return clf
 
     def _search(self) -> Any:
-        """`auto`: the first reader that answers on `auto_paths()`, announced when it is new."""
+        """`auto`, lost: the first reader that answers on `auto_paths()` (it is back once it polls)."""
         found = search_reader()
         if found is None:
-            if self._state != "searching":
-                self._lost(f"no reader found ({', '.join(auto_paths())})")
+            self._lost(f"no reader found ({', '.join(auto_paths())})")
             return None
         path, clf = found
         with self._lock:
-            self._opened, was_searching = path, self._state == "searching"
-            if was_searching:
-                self._state, self._error = "ok", None
-        if was_searching:
-            log.warning("found an NFC reader at %s: taps now come from it", path)
-            self.watch.found(self, path)
+            self._opened = path
         return clf
 
     def _options(self) -> dict[str, Any]:
@@ -371,15 +357,6 @@ def search_reader(paths: Sequence[str] | None = None) -> tuple[str, Any] | None:
     return None
 
 
-def find_reader(paths: Sequence[str] | None = None) -> str | None:
-    """The first of `paths` (default `auto_paths()`) where a reader opens (closed again), or None."""
-    found = search_reader(paths)
-    if found is None:
-        return None
-    close_frontend(found[1])
-    return found[0]
-
-
 READER_KEYS = (*COMMON_KEYS, "targets")
 
 
@@ -428,28 +405,15 @@ def readers_from_config(
     announce: Callable[[Cue], None] | None = None,
     watch: LinkWatch | None = None,
 ) -> list[Reader]:
-    """One reader per `[reader]` / `[[readers]]` entry: "virtual" is the virtual mat; "auto" the first
-    nfcpy reader found (`auto_paths`), kept open as detection opened it, or else the virtual mat
-    until one appears (searched for every `retry` seconds); anything else an nfcpy path, used as
-    given even if nothing answers there yet (it is reported lost and retried)."""
+    """One reader per `[reader]` / `[[readers]]` entry: "virtual" is the virtual mat; anything else an
+    nfcpy path, used as given even if nothing answers there yet (it is reported lost and retried).
+    "auto" is `companion.readers.families`' (it looks for every family)."""
     watch = watch or LinkWatch(announce)
     readers: list[Reader] = []
     for entry in entries:
         settings = ReaderSettings.parse(entry)
         if settings.device == "virtual":
             readers.append(VirtualReader())
-        elif settings.device == "auto":
-            found = search_reader()
-            if found is None:
-                log.info(
-                    "no NFC reader found (%s): using the virtual reader, and looking every %.0f s",
-                    ", ".join(auto_paths()),
-                    settings.retry,
-                )
-                readers.append(settings.reader(watch))
-            else:
-                log.info("found an NFC reader at %s", found[0])
-                readers.append(settings.reader(watch, found=found[0], clf=found[1]))
         else:
             readers.append(settings.reader(watch))
     return readers
