@@ -203,8 +203,9 @@ path = "$STATE_DIR/journal.db"
 
 [reader]
 # The reader found when this file was written, or "auto": a PC/SC reader pcscd lists, a USB reader
-# (a PN532 on the UART of a Pi) if one is found, else the virtual reader (taps from the control
-# page) until one is plugged in. Keyboard readers are named: device = "hid:/dev/input/by-id/...".
+# (a PN532 on the UART of a Pi) or a PN532 on I2C bus 1 if one is found, else the virtual reader
+# (taps from the control page) until one is plugged in. Keyboard readers and SPI boards are named:
+# device = "hid:/dev/input/by-id/..." or "pn532:spi0.0".
 device = "$device"
 EOF
 	)

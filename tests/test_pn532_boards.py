@@ -173,6 +173,7 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
 
         assert reader()["kind"] == "virtual" and daemon.health()["reader"] == "ok"
         assert "pn532:i2c1 (a PN532 at 0x24 on /dev/i2c-1)" in reader()["searching"]
+        assert daemon.cards.nfc_readers == 0  # the virtual mat cannot enroll
         time.sleep(0.3)
         assert i2c.transfers == 0  # no /dev/i2c-1: the bus is left alone
         (tmp_path / "i2c1").touch()  # I2C turned on, the board not answering yet
@@ -189,6 +190,13 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
         wait_for(lambda: daemon.table.view()["played"] == [card])
         [found] = [cue for cue in cues if cue["cue"] == "reader-back"]
         assert found["data"]["found"] == "pn532:i2c1" and "reader-lost" not in names(cues)
+        # Enrollment takes the tags of the reader auto found.
+        i2c.lift()
+        assert daemon.cards.nfc_readers == 1
+        session = daemon.cards.start("spy")
+        i2c.put(ntag(51))
+        wait_for(lambda: session.position == 1)
+        daemon.cards.stop()
     assert spi.transfers == 0
     # What the installer writes into the config.
     assert main() == 0 and capsys.readouterr().out == "pn532:i2c1\n"

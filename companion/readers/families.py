@@ -137,14 +137,18 @@ def searched() -> list[str]:
     return [name for name, _ in AUTO_SEARCH]
 
 
+def _look(name: str, finder: Callable[[], Found | None]) -> Found | None:
+    try:
+        return finder()
+    except Exception:  # a family's library failing in an unforeseen way must not end the search
+        log.exception("looking for %s failed", name)
+        return None
+
+
 def search() -> Found | None:
     """The first reader `AUTO_SEARCH` finds now, in its order."""
     for name, finder in AUTO_SEARCH:
-        try:
-            found = finder()
-        except Exception:  # a family's library failing in an unforeseen way must not end the search
-            log.exception("looking for %s failed", name)
-            continue
+        found = _look(name, finder)
         if found is not None:
             log.info("auto found %s (%s)", found.device, name)
             return found
@@ -164,7 +168,7 @@ def look_everywhere() -> list[tuple[str, str | None]]:
     """What each family of `AUTO_SEARCH` finds now, each let go again (doctor)."""
     results: list[tuple[str, str | None]] = []
     for name, finder in AUTO_SEARCH:
-        found = finder()
+        found = _look(name, finder)
         if found is not None:
             found.close()
         results.append((name, None if found is None else found.device))
