@@ -473,6 +473,24 @@ FAMILY_FIXES = {
 }
 
 
+# The line of the Pi's config.txt that turns on the bus a board reader sits on.
+BUS_LINES = {"pn532:i2c1": "dtparam=i2c_arm=on", "pn532:spi0.0": "dtparam=spi=on", "rc522": "dtparam=spi=on"}
+# The Pi's boot configuration: Bookworm's place, then older releases'.
+BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
+
+
+def boot_config_with(line: str) -> Path | None:
+    """The Pi's config.txt if it has `line` (not commented out), else None."""
+    for path in BOOT_CONFIGS:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        lines = {part.split("#")[0].replace(" ", "") for part in text.splitlines()}
+        return path if line in lines else None  # the first one there is the Pi's
+    return None
+
+
 def check_family_reader(device: str, entry: Mapping[str, Any]) -> Check:
     """A `pcsc:`, `pn532:`, `rc522:` or `hid:` reader: listed by pcscd, answering on I2C/SPI, or its
     input device present and grabbable."""
@@ -499,9 +517,12 @@ def check_family_reader(device: str, entry: Mapping[str, Any]) -> Check:
 
         found = probe_keyboard(device)
     except ReaderLost as why:
-        return fail(
-            "reader", f"{device}: {why}", FAMILY_FIXES.get(device.lower(), FAMILY_FIXES.get(family, ""))
-        )
+        fix = FAMILY_FIXES.get(device.lower(), FAMILY_FIXES.get(family, ""))
+        line = BUS_LINES.get(device.lower(), BUS_LINES.get(family, ""))
+        config = boot_config_with(line) if line and "does not exist" in str(why) else None
+        if config is not None:  # turned on, but the kernel has not made the device yet
+            fix = f"{config} already has {line}: reboot for the bus to appear (sudo reboot)"
+        return fail("reader", f"{device}: {why}", fix)
     group = grp.getgrgid(found.stat().st_gid).gr_name
     member = _user_groups(SERVICE_USER)
     if member is not None and group not in member:

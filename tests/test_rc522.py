@@ -199,14 +199,23 @@ def test_its_pins_are_reserved() -> None:
 def test_doctor_finds_it(
     device: str, board: Rc522Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from companion import doctor
     from companion.doctor import check_reader
     from companion.readers import rc522
 
     name = device.partition(":")[2]
     kernel_device = tmp_path / f"spidev{name[3:]}"
     monkeypatch.setitem(rc522.BUSES, name, replace(rc522.BUSES[name], device=kernel_device))
+    boot_config = tmp_path / "config.txt"
+    monkeypatch.setattr(doctor, "BOOT_CONFIGS", (boot_config, Path("/nonexistent")))
+    boot_config.write_text("# dtparam=spi=on\ndtparam=audio=on\n")
     off = check_reader(device)
-    assert off.status == "FAIL" and "SPI is off" in off.message and "dtparam=spi=on" in off.fix
+    assert off.status == "FAIL" and "SPI is off" in off.message and "raspi-config" in off.fix
+    boot_config.write_text("dtparam=spi=on  # for the reader\n")  # turned on, not yet rebooted
+    assert (
+        check_reader(device).fix
+        == f"{boot_config} already has dtparam=spi=on: reboot for the bus to appear (sudo reboot)"
+    )
     kernel_device.touch()
     found = check_reader(device)
     assert found.status == "ok" and "MFRC522 (version 0x92) on SPI bus 0" in found.message, found.line()
