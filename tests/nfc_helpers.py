@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import nfc.clf.udp
 
 from companion.config import Config
 from companion.daemon import Daemon
+from tests.nfc_emulator import wait_for
+from tests.pn532_emulator import numbered_ntag
+from tests.spy_team_play import trick_cards
 
 TOKEN = "nfc-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -172,3 +175,51 @@ class SseClient:
 
     def close(self) -> None:
         self._conn.close()
+
+
+class BoardOnABus(Protocol):
+    """A reader board the test handles: tests/pn532_buses.py's and tests/rc522_emulator.py's."""
+
+    transfers: int
+
+    def put(self, tag: Any) -> None: ...
+    def lift(self) -> None: ...
+    def unplug(self) -> None: ...
+    def plug(self, *tags: Any) -> None: ...
+
+
+def play_a_trick_on_a_board(daemon: Daemon, cues: list[dict[str, Any]], board: BoardOnABus) -> None:
+    """Spy Team's first trick, its cards tapped on `board` (the daemon's only reader): the first card
+    held a while (polled on and on, read once, played once), the second left on the board while the
+    board goes off the bus and back (not played again). Seat 1 wins the trick."""
+    daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
+    daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
+    daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
+    cards = trick_cards(daemon.table.view(), winner=1)
+    wait_for(lambda: daemon.health()["reader"] == "ok")
+
+    def played() -> int:
+        return len(daemon.table.view()["played"])
+
+    for number, card in enumerate(cards, start=1):
+        tag = numbered_ntag(number, card)
+        board.put(tag)
+        wait_for(lambda n=number: played() == n)  # type: ignore[misc]
+        if number == 1:
+            transfers = board.transfers
+            time.sleep(0.8)
+            assert played() == 1 and board.transfers > transfers  # polled all along
+            assert daemon.health()["readers"][0]["reads"] == 1  # and never lost between two polls
+        if number == 2:
+            board.unplug()
+            wait_for(lambda: daemon.health()["reader"] == "lost")
+            board.plug(tag)
+            wait_for(lambda: daemon.health()["reader"] == "ok")
+            time.sleep(0.5)
+            assert played() == 2
+        board.lift()
+    assert daemon.table.view()["played"] == cards
+    assert names(cues).count("card-accepted") == 2 + 4
+    assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
+    [won] = [c for c in cues if c["cue"] == "trick-won"]
+    assert won["seat"] == 1

@@ -150,6 +150,12 @@ class Ntag(Tag):
         return bytes(self.memory[16 : 16 + len(self.user_pages) * 4])
 
 
+def numbered_ntag(number: int, card: str | None = None) -> Ntag:
+    """An NTAG213 with the UID 04 00.. `number`, holding `card` as its card id (None: blank)."""
+    data = ndef_tlv(text_message(card)) if card else None
+    return Ntag(f"04{number:012x}", 213, data=data)
+
+
 class MifareClassic(Tag):
     """A MIFARE Classic 1K: 4-byte UID, SAK 0x08. Its memory needs an authentication nfcpy never
     attempts, so every command it gets is refused with a NAK."""

@@ -266,9 +266,11 @@ class Rc522Board:
         with self.lock:
             self.plugged = False
 
-    def plug(self) -> None:
-        """Back on the bus, powered up afresh: registers at reset, the antenna off, tags IDLE."""
+    def plug(self, *tags: Tag) -> None:
+        """Back on the bus, powered up afresh (registers at reset, the antenna off), with `tags` (the
+        first) over it, IDLE."""
         with self.lock:
+            self.chip.card = Card(tags[0]) if tags else None
             self.chip.reset()
             self.plugged = True
 

@@ -18,9 +18,9 @@ from companion.config import ConfigError
 from companion.readers.families import readers_from_config
 from companion.registry import Registry
 from tests.nfc_emulator import wait_for
-from tests.nfc_helpers import names, nfc_config, running_daemon
+from tests.nfc_helpers import names, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_buses import Pn532Board, Pn532I2cBus, Pn532SpiBus
-from tests.pn532_emulator import Ntag, ndef_tlv, text_message
+from tests.pn532_emulator import ndef_tlv, numbered_ntag, text_message
 from tests.spy_team_play import trick_cards
 
 busio = pytest.importorskip("busio", reason="needs the pn532 extra (Adafruit Blinka)")
@@ -43,50 +43,17 @@ def bus(device: str, monkeypatch: pytest.MonkeyPatch) -> Pn532Board:
     return board
 
 
-def ntag(number: int, card: str | None = None) -> Ntag:
-    data = ndef_tlv(text_message(card)) if card else None
-    return Ntag(f"04{number:012x}", 213, data=data)
-
-
 def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
     device: str, bus: Pn532Board, tmp_path: Path
 ) -> None:
     config = nfc_config(tmp_path, {"device": device, "debounce": 0.3, "retry": 0.1})
     with running_daemon(config) as (daemon, cues):
-        daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
-        daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
-        daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
-        cards = trick_cards(daemon.table.view(), winner=1)
-        wait_for(lambda: daemon.health()["reader"] == "ok")
+        play_a_trick_on_a_board(daemon, cues, bus)
         status = daemon.health()["readers"][0]
         assert (
             status["kind"] == device.replace(":", "-")[:9]
             and status["capabilities"] == "reads and writes the card id (NDEF)"
         )
-
-        def played() -> int:
-            return len(daemon.table.view()["played"])
-
-        for number, card in enumerate(cards, start=1):
-            tag = ntag(number, card)
-            bus.put(tag)
-            wait_for(lambda n=number: played() == n)  # type: ignore[misc]
-            if number == 1:
-                time.sleep(0.8)  # held: polled again and again, played once
-                assert played() == 1
-            if number == 2:  # off the bus with the card on it, and back: not played again
-                bus.unplug()
-                wait_for(lambda: daemon.health()["reader"] == "lost")
-                bus.plug(tag)
-                wait_for(lambda: daemon.health()["reader"] == "ok")
-                time.sleep(0.5)
-                assert played() == 2
-            bus.lift()
-        assert daemon.table.view()["played"] == cards
-        assert names(cues).count("card-accepted") == 2 + 4
-        assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
-        [won] = [c for c in cues if c["cue"] == "trick-won"]
-        assert won["seat"] == 1
 
 
 def test_enrollment_writes_the_card_id_through_the_driver(
@@ -97,7 +64,7 @@ def test_enrollment_writes_the_card_id_through_the_driver(
     [reader] = readers_from_config([{"device": device, "debounce": 0.2, "retry": 0.1}])
     reader.intercept = session.offer  # type: ignore[attr-defined]
     reader.start(lambda **tap: None)
-    tag = ntag(40)
+    tag = numbered_ntag(40)
     try:
         bus.put(tag)
         wait_for(lambda: session.position == 1)
@@ -186,7 +153,7 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
         daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
         daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
         card = trick_cards(daemon.table.view(), winner=1)[0]
-        i2c.put(ntag(50, card))
+        i2c.put(numbered_ntag(50, card))
         wait_for(lambda: daemon.table.view()["played"] == [card])
         [found] = [cue for cue in cues if cue["cue"] == "reader-back"]
         assert found["data"]["found"] == "pn532:i2c1" and "reader-lost" not in names(cues)
@@ -194,7 +161,7 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
         i2c.lift()
         assert daemon.cards.nfc_readers == 1
         session = daemon.cards.start("spy")
-        i2c.put(ntag(51))
+        i2c.put(numbered_ntag(51))
         wait_for(lambda: session.position == 1)
         daemon.cards.stop()
     assert spi.transfers == 0

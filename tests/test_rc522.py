@@ -20,8 +20,8 @@ from companion.config import ConfigError
 from companion.readers.families import readers_from_config
 from companion.registry import Registry
 from tests.nfc_emulator import wait_for
-from tests.nfc_helpers import SseClient, names, nfc_config, running_daemon
-from tests.pn532_emulator import MifareClassic, Ntag, ndef_tlv, text_message
+from tests.nfc_helpers import SseClient, nfc_config, play_a_trick_on_a_board, running_daemon
+from tests.pn532_emulator import MifareClassic, ndef_tlv, numbered_ntag, text_message
 from tests.rc522_emulator import SITECUSTOMIZE, WIRE_ENV, Rc522Board, SpiWire, on_the_bus
 from tests.servers import running_companion
 from tests.spy_team_play import trick_cards
@@ -46,52 +46,17 @@ def board(device: str, monkeypatch: pytest.MonkeyPatch) -> Rc522Board:
     return board
 
 
-def ntag(number: int, card: str | None = None) -> Ntag:
-    data = ndef_tlv(text_message(card)) if card else None
-    return Ntag(f"04{number:012x}", 213, data=data)
-
-
 def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
     device: str, board: Rc522Board, tmp_path: Path
 ) -> None:
     config = nfc_config(tmp_path, {"device": device, "debounce": 0.3, "retry": 0.1, "reset_pin": 12})
     config = replace(config, pins={"undo_button": 4})  # GPIO 12, the undo button's, goes to the reader
     with running_daemon(config) as (daemon, cues):
-        daemon.table.start("spy-team", ["Ann", "Bob", "Cid", "Dee"], {"start": 0})
-        daemon.table.act({"type": "mission", "seat": 0, "tile": "1/5", "target": 1})
-        daemon.table.act({"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
-        cards = trick_cards(daemon.table.view(), winner=1)
         wait_for(lambda: daemon.health()["reader"] == "ok")
         status = daemon.health()["readers"][0]
         assert status["kind"] == "rc522" and status["capabilities"] == "reads and writes the card id (NDEF)"
         assert Device.pin_factory.pin(12).state == 1  # the library holds the chip out of reset
-
-        def played() -> int:
-            return len(daemon.table.view()["played"])
-
-        for number, card in enumerate(cards, start=1):
-            tag = ntag(number, card)
-            board.put(tag)
-            wait_for(lambda n=number: played() == n)  # type: ignore[misc]
-            if number == 1:
-                reads = board.transfers
-                time.sleep(0.8)  # held: polled again and again, played once
-                assert played() == 1 and board.transfers > reads
-                # seen at every poll, never lost between two (the tag is halted and woken each time)
-                assert daemon.health()["readers"][0]["reads"] == 1
-            if number == 2:  # off the bus with the card on it, and back: not played again
-                board.unplug()
-                wait_for(lambda: daemon.health()["reader"] == "lost")
-                board.plug()
-                wait_for(lambda: daemon.health()["reader"] == "ok")
-                time.sleep(0.5)
-                assert played() == 2
-            board.lift()
-        assert daemon.table.view()["played"] == cards
-        assert names(cues).count("card-accepted") == 2 + 4
-        assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
-        [won] = [c for c in cues if c["cue"] == "trick-won"]
-        assert won["seat"] == 1
+        play_a_trick_on_a_board(daemon, cues, board)
     DigitalOutputDevice(12).close()  # the reader let its reset pin go: free to take again
 
 
@@ -122,7 +87,8 @@ def test_a_spy_team_trick_through_companion_run(tmp_path: Path) -> None:
             table.call("POST", "/api/actions", {"type": "mission", "seat": 1, "tile": "1/5", "target": 1})
             cards = trick_cards(table.call("GET", "/api/state"), winner=1)
             for number, card in enumerate(cards, start=1):
-                board.put(ntag(20 + number, card))
+                tag = numbered_ntag(20 + number, card)
+                board.put(tag)
                 wait_for(lambda n=number: reader()["taps"] == n)  # type: ignore[misc]
                 if number == 1:
                     time.sleep(0.8)  # held: one card played
@@ -130,7 +96,7 @@ def test_a_spy_team_trick_through_companion_run(tmp_path: Path) -> None:
                 if number == 2:  # off the bus with the card on it, and back: not played again
                     board.unplug()
                     wait_for(lambda: not reader()["connected"])
-                    board.plug()
+                    board.plug(tag)
                     wait_for(lambda: reader()["connected"])
                     time.sleep(0.5)
                     assert reader()["taps"] == 2
@@ -154,7 +120,7 @@ def test_enrollment_writes_the_card_id_or_registers_a_classic_by_uid(
     [reader] = readers_from_config([{"device": device, "debounce": 0.2, "retry": 0.1}])
     reader.intercept = session.offer  # type: ignore[attr-defined]
     reader.start(lambda **tap: None)
-    tag, classic = ntag(40), MifareClassic("0a0b0c0d")
+    tag, classic = numbered_ntag(40), MifareClassic("0a0b0c0d")
     try:
         board.put(tag)
         wait_for(lambda: session.position == 1)
