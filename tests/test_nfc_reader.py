@@ -13,7 +13,8 @@ import pytest
 
 from companion.config import ConfigError
 from companion.readers import VirtualReader, families
-from companion.readers.nfc import NfcReader, ReaderSettings, TapFilter, readers_from_config
+from companion.readers.base import TapFilter
+from companion.readers.nfc import NfcReader, ReaderSettings, readers_from_config
 from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
 from tests.nfc_helpers import Taps, free_udp_port
 

@@ -173,20 +173,33 @@ class TapFilter:
 class ReaderLink:
     """What every reader does with what it reads and with its link: one tap goes to the enrollment's
     `intercept` or to the table, and "lost" and "back" are each said once, when the link changes.
-    A reader sets the attributes below in its `__init__`; `link_name` names it in the log."""
+    Its `__init__` sets what every reader keeps: where it is, its tap rule, its link's state and the
+    counters its `status()` reports; `link_name` names it in the log."""
 
-    device: str
-    seat: int | None
-    retry: float
-    watch: LinkWatch
-    intercept: Callable[[Any], Any] | None
-    _tap: TapHandler | None
-    _lock: threading.Lock
-    _state: str
-    _error: str | None
-    _taps: int
-    _thread: threading.Thread | None
-    _stopping: threading.Event
+    def __init__(
+        self,
+        device: str,
+        seat: int | None = None,
+        *,
+        debounce: float = DEFAULT_DEBOUNCE,
+        retry: float = DEFAULT_RETRY,
+        watch: LinkWatch | None = None,
+    ) -> None:
+        self.device = device
+        self.seat = seat
+        self.retry = retry
+        self.watch = watch or LinkWatch()
+        self.filter = TapFilter(debounce)
+        self.intercept: Callable[[Any], Any] | None = None
+        self._tap: TapHandler | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._state = "starting"  # "starting" | "ok" | "lost"
+        self._error: str | None = "starting"
+        self._taps = 0  # reads that were taps
+        self._reads = 0  # every new tag read, tap or not
+        self._opens = 0  # attempts to open the reader (more than one: it was lost and retried)
 
     @property
     def link_name(self) -> str:
@@ -274,21 +287,7 @@ class PolledReader(ReaderLink):
         retry: float = DEFAULT_RETRY,
         watch: LinkWatch | None = None,
     ) -> None:
-        self.device = device
-        self.seat = seat
-        self.retry = retry
-        self.watch = watch or LinkWatch()
-        self.filter = TapFilter(debounce)
-        self.intercept: Callable[[Any], Any] | None = None
-        self._tap: TapHandler | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._state = "starting"  # "starting" | "ok" | "lost"
-        self._error: str | None = "starting"
-        self._taps = 0  # reads that were taps
-        self._reads = 0  # every new tag read, tap or not
-        self._opens = 0  # attempts to open the reader
+        super().__init__(device, seat, debounce=debounce, retry=retry, watch=watch)
         self._opened_at = -math.inf
 
     @property

@@ -14,7 +14,6 @@ One `NfcReader` a physical reader, each polling on a thread of its own:
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ import nfc.tag.tt2
 
 from companion.config import ConfigError
 from companion.cues import Cue
-from companion.readers import Reader, TapHandler, VirtualReader
+from companion.readers import Reader, VirtualReader
 from companion.readers.base import (
     COMMON_KEYS,
     DEFAULT_DEBOUNCE,
@@ -37,7 +36,6 @@ from companion.readers.base import (
     NDEF_READ_WRITE,
     CommonSettings,
     ReaderLink,
-    TapFilter,
     card_id_from_records,
 )
 from companion.readers.frontend import close_frontend, open_frontend
@@ -183,24 +181,10 @@ class NfcReader(ReaderLink):
         clf: Any = None,
         found: str | None = None,
     ) -> None:
-        self.device = device
-        self.seat = seat
-        self.retry = retry
+        super().__init__(device, seat, debounce=debounce, retry=retry, watch=watch)
         self.targets = list(targets or (UDP_TARGETS if device.startswith("udp") else DEFAULT_TARGETS))
-        self.watch = watch or LinkWatch()
-        self.intercept: Callable[[NfcTag], Any] | None = None
-        self.filter = TapFilter(debounce)
         self._clf = clf
-        self._tap: TapHandler | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._state = "starting"  # "starting" | "ok" | "lost"
-        self._error: str | None = "starting"
         self._opened: str | None = found
-        self._taps = 0  # reads that were taps
-        self._reads = 0  # every tag read, tap or not
-        self._opens = 0  # attempts to open the device (more than one: it was lost and retried)
         self._polls = 0
         self._in_session = False
 
