@@ -46,10 +46,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from anywhere in the checkout
 
-from companion.catalog import load_catalog  # noqa: E402
 from companion.games import build_engines  # noqa: E402
-from companion.journal import Journal  # noqa: E402
-from companion.table import Table  # noqa: E402
+from companion.games.catalog import load_catalog  # noqa: E402
+from companion.table.journal import Journal  # noqa: E402
+from companion.table.table import Table  # noqa: E402
 
 PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
 CARDS = [f"spy-team/{colour}-{n}" for colour in ("red", "blue") for n in range(1, 25)]
@@ -118,7 +118,7 @@ def measure_daemon(db: Path) -> dict[str, float]:
 
     port = free_port()
     env = {**os.environ, "COMPANION_TOKEN": "bench-token"}
-    command = [sys.executable, "-m", "companion.cli", *run_arguments(port, db)]
+    command = [sys.executable, "-m", "companion.appliance.cli", *run_arguments(port, db)]
     began = time.perf_counter()
     process = subprocess.Popen(
         command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -145,10 +145,10 @@ def measure_daemon(db: Path) -> dict[str, float]:
 
 FOLD_CHILD = """
 import json, sys, time
-from companion.catalog import load_catalog
+from companion.games.catalog import load_catalog
 from companion.games import build_engines
-from companion.journal import Journal
-from companion.table import Table
+from companion.table.journal import Journal
+from companion.table.table import Table
 engines = build_engines(load_catalog())
 began = time.perf_counter()
 table = Table(Journal(sys.argv[1]), engines)

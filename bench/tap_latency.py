@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))  # run from anywhere in the checkout
 import nfc  # noqa: E402
 from gpiozero.pins.mock import MockFactory, MockPWMPin  # noqa: E402
 
-from companion.daemon import Daemon  # noqa: E402
+from companion.appliance.daemon import Daemon  # noqa: E402
 from companion.readers.nfc import card_id_from_records  # noqa: E402
 from tests.nfc_emulator import TagEmulator, uid  # noqa: E402
 from tests.nfc_helpers import free_udp_port, nfc_config  # noqa: E402
@@ -149,7 +149,7 @@ class Floor:
 
 class DaemonSide:
     def __init__(self, emulator: TagEmulator, folder: Path, streams: int) -> None:
-        from companion.server import build_server
+        from companion.webapp.server import build_server
 
         self.emulator = emulator
         config = nfc_config(folder, {"device": emulator.path, "debounce": 0.0})

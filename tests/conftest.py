@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from companion.config import Config
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
+from companion.core.config import Config
 from tests.servers import Server, running_companion
 
 TOKEN = "test-token"

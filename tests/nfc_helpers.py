@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 import nfc.clf.udp
 
-from companion.config import Config
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
+from companion.core.config import Config
 from tests.nfc_emulator import wait_for
 from tests.pn532_emulator import numbered_ntag
 from tests.spy_team_play import trick_cards

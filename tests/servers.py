@@ -52,7 +52,7 @@ def running_companion(
     wait until /healthz answers."""
     port = port or free_port()
     env = {**os.environ, "COMPANION_TOKEN": TOKEN, **(env or {})}
-    command = [sys.executable, "-m", "companion.cli", *run_arguments(port, db), *args]
+    command = [sys.executable, "-m", "companion.appliance.cli", *run_arguments(port, db), *args]
     process = subprocess.Popen(
         command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
 from tests.conftest import AUTH
 from tests.spy_team_play import choose, play_trick, post, sabotage_round
 

@@ -11,14 +11,15 @@ import pytest
 from gpiozero import Button
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from companion.buttons import TableButtons
-from companion.catalog import GameData, load_catalog
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games import build_engines
 from companion.games.base import Action, Engine, Event, Outcome, Prompt, Status
-from companion.journal import Journal, effective_events
-from companion.pins import DEFAULT_PINS, PinLayout
-from companion.table import Table
+from companion.games.catalog import GameData, load_catalog
+from companion.pins.buttons import TableButtons
+from companion.pins.devices import DEFAULT_PINS, PinLayout
+from companion.table.entries import effective_events
+from companion.table.journal import Journal
+from companion.table.table import Table
 
 CATALOG = load_catalog()
 SEAT_PINS = DEFAULT_PINS["seat_buttons"]

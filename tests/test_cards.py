@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from companion.cards import enroll_tag
-from companion.catalog import load_catalog
-from companion.cli import main
-from companion.config import Config, load_config
-from companion.daemon import Daemon
-from companion.registry import (
+from companion.appliance.cli import main
+from companion.appliance.daemon import Daemon
+from companion.core.config import Config, load_config
+from companion.games.catalog import load_catalog
+from companion.readers.enrollment import enroll_tag
+from companion.readers.registry import (
     Registry,
     RegistryConflict,
     RegistryError,
@@ -343,7 +343,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = tmp_path / "etc" / "companion.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'[journal]\npath = "{service / "journal.db"}"\n')
-    monkeypatch.setattr("companion.config.INSTALLED_CONFIG", config)
+    monkeypatch.setattr("companion.core.config.INSTALLED_CONFIG", config)
     monkeypatch.chdir(tmp_path / "etc")
     monkeypatch.delenv("COMPANION_DB", raising=False)
     return service / "cards.db"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from companion.catalog import load_catalog
-from companion.cli import main
-from companion.registry import Registry
+from companion.appliance.cli import main
+from companion.games.catalog import load_catalog
+from companion.readers.registry import Registry
 from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
 from tests.nfc_helpers import AUTH, free_udp_port, nfc_config, running_daemon
 

@@ -19,7 +19,7 @@ def companion(
     environment = {k: v for k, v in os.environ.items() if k != "COMPANION_TOKEN"}
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "companion.cli", *args],
+        [sys.executable, "-m", "companion.appliance.cli", *args],
         env=environment,
         capture_output=True,
         text=True,
@@ -68,7 +68,7 @@ def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
 def test_the_demo_prints_its_urls_and_serves(tmp_path: Path) -> None:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "companion.cli", "demo", "--port", str(port)],
+        [sys.executable, "-m", "companion.appliance.cli", "demo", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -111,7 +111,7 @@ def test_run_keeps_its_token_out_of_its_output(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "COMPANION_TOKEN"}
     env["COMPANION_TOKEN"] = "do-not-log-me"
     process = subprocess.Popen(
-        [sys.executable, "-m", "companion.cli", *run_arguments(port, tmp_path / "j.db")],
+        [sys.executable, "-m", "companion.appliance.cli", *run_arguments(port, tmp_path / "j.db")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
-from companion.catalog import load_catalog
 from companion.games import build_engines
 from companion.games.base import PRESENTATION_KEYS, GameError
-from companion.journal import Journal, JournalError
-from companion.table import Table
-from companion.wal import inspect_wal
+from companion.games.catalog import load_catalog
+from companion.table.journal import Journal, JournalError
+from companion.table.table import Table
+from companion.table.wal import inspect_wal
 
 TOKEN = "crash-token"
 PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
@@ -66,7 +66,7 @@ class Companion:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "companion.cli", "run", "--mock-pins", "--host", "127.0.0.1",
+            sys.executable, "-m", "companion.appliance.cli", "run", "--mock-pins", "--host", "127.0.0.1",
             "--port", str(self.port), "--db", str(self.db),
         ]  # fmt: skip
 
@@ -168,7 +168,7 @@ def journal_events(db: Path) -> list[dict[str, Any]]:
 
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "companion.cli", "doctor", *args]
+    command = [sys.executable, "-m", "companion.appliance.cli", "doctor", *args]
     environment = {**os.environ, "COMPANION_TOKEN": TOKEN, **(env or {})}
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60)
 

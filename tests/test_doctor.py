@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 from test_crash import PLAYERS, Companion, free_port
 
-from companion import doctor
-from companion.catalog import load_catalog
-from companion.cli import main
+from companion.appliance import doctor
+from companion.appliance.cli import main
 from companion.games import build_engines
-from companion.journal import Journal
-from companion.table import Table
+from companion.games.catalog import load_catalog
+from companion.table.journal import Journal
+from companion.table.table import Table
 
 
 @pytest.fixture(autouse=True)
 def no_installed_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever this machine has in /etc, the tests say which config they mean."""
-    monkeypatch.setattr("companion.config.INSTALLED_CONFIG", tmp_path / "not-installed.toml")
+    monkeypatch.setattr("companion.core.config.INSTALLED_CONFIG", tmp_path / "not-installed.toml")
     monkeypatch.setattr(doctor, "SERVICE_UNIT", tmp_path / "not-installed.service")
     monkeypatch.delenv("COMPANION_TOKEN", raising=False)
     monkeypatch.delenv("COMPANION_DB", raising=False)

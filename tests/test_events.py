@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from companion import events
-from companion.daemon import Daemon
-from companion.events import Broker, StreamRefused
+from companion.appliance.daemon import Daemon
+from companion.webapp import events
+from companion.webapp.events import Broker, StreamRefused
 from tests.servers import Server, running_companion
 
 

@@ -23,11 +23,11 @@ import pytest
 from gpiozero import LED
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from companion.config import ConfigError
-from companion.cues import CUE_NAMES, Cue
-from companion.feedback import Feedback, Sound, beeps, rest_of
-from companion.patterns import AMBER, BLUE, GREEN, PATTERNS, SILENT, Pattern
-from companion.pins import DEFAULT_PINS, PinLayout
+from companion.core.config import ConfigError
+from companion.core.cues import CUE_NAMES, Cue
+from companion.pins.devices import DEFAULT_PINS, PinLayout
+from companion.pins.feedback import Feedback, Sound, beeps, rest_of
+from companion.pins.patterns import AMBER, BLUE, GREEN, PATTERNS, SILENT, Pattern
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "feedback.md"
 # Timing slack. A change is never early (the player waits for each deadline). On a busy machine a

@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
 from tests.conftest import TOKEN, make_config
 from tests.fuzzing import requests
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from playwright.sync_api import Browser, expect
 
-from companion.catalog import load_catalog
 from companion.games import build_engines
 from companion.games.base import GameError
-from companion.history import game_records
-from companion.journal import Journal
+from companion.games.catalog import load_catalog
+from companion.table.journal import Journal
+from companion.webapp.history import game_records
 from tests import test_peanuts
 from tests.conftest import AUTH
 from tests.servers import Server

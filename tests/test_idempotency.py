@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from companion.daemon import Daemon
-from companion.systemd import daemon_alive
+from companion.appliance.daemon import Daemon
+from companion.appliance.systemd import daemon_alive
 from tests.conftest import AUTH, make_config
 from tests.servers import TOKEN, Server
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from companion.catalog import load_catalog
 from companion.games import build_engines
-from companion.journal import Journal, JournalError, JournalSchemaError, archive_path, effective_events
-from companion.table import Table
+from companion.games.catalog import load_catalog
+from companion.table.entries import effective_events
+from companion.table.journal import Journal, JournalError, JournalSchemaError, archive_path
+from companion.table.table import Table
 
 
 def test_entries_come_back_in_order_with_their_time(tmp_path: Path) -> None:
@@ -205,7 +206,7 @@ def test_a_journal_from_before_idempotency_keys_is_brought_up_to_date(tmp_path: 
 
 def test_a_new_journal_syncs_the_folders_it_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[Path] = []
-    monkeypatch.setattr("companion.journal.sync_directory", synced.append)
+    monkeypatch.setattr("companion.table.journal.sync_directory", synced.append)
     Journal(tmp_path / "new" / "folder" / "j.db").close()
     assert synced == [tmp_path, tmp_path / "new", tmp_path / "new" / "folder"]
     synced.clear()

@@ -11,12 +11,12 @@ from typing import Any
 import evdev
 import pytest
 
-from companion.cards import Enrollment
-from companion.catalog import load_catalog
-from companion.config import ConfigError
+from companion.core.config import ConfigError
+from companion.games.catalog import load_catalog
+from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
 from companion.readers.keyboard import KeyboardReader, uid_from_line
-from companion.registry import Registry, registry_path
+from companion.readers.registry import Registry, registry_path
 from tests.keyboard_recording import Keyboards, RecordedKeyboard
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, running_daemon
@@ -147,7 +147,7 @@ def test_a_spy_team_trick_on_a_seat_reader_with_an_unplug(
 
 
 def test_doctor_grabs_a_keyboard_reader_for_a_moment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from companion.doctor import check_reader
+    from companion.appliance.doctor import check_reader
 
     path = tmp_path / "usb-reader-event-kbd"
     path.touch()

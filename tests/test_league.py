@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from waitress.server import create_server
 
-from companion.config import ConfigError, load_config, parse_mqtt
-from companion.journal import Entry
-from companion.league import LeagueStore, create_league_app, league_json
-from companion.outbox import Outbox
-from companion.results import result_id, results_of, retraction
+from companion.core.config import ConfigError, load_config, parse_mqtt
+from companion.mqtt.league import LeagueStore, create_league_app, league_json
+from companion.mqtt.outbox import Outbox
+from companion.mqtt.results import result_id, results_of, retraction
+from companion.table.entries import Entry
 
 START = Entry(7, "2026-11-30T20:15:02.120+00:00", {"type": "start", "game": "spy-team"})
 GAME = "2026-11-30T20:15:02.120+00:00#7"

@@ -26,10 +26,10 @@ from typing import Any
 import jinja2
 import pytest
 
-from companion.config import Config, MqttSettings
-from companion.cues import CUE_NAMES
-from companion.daemon import Daemon
-from companion.league import LeagueStore
+from companion.appliance.daemon import Daemon
+from companion.core.config import Config, MqttSettings
+from companion.core.cues import CUE_NAMES
+from companion.mqtt.league import LeagueStore
 from tests import test_peanuts_api as peanuts
 from tests.conftest import AUTH, TOKEN
 from tests.mosquitto import MOSQUITTO, Broker, Listener
@@ -101,7 +101,7 @@ def table(tmp_path: Path, broker: Broker, name: str, db: Path | None = None) -> 
 def league(tmp_path: Path, broker: Broker) -> Iterator[str]:
     """`companion league` in its own process; yields its URL."""
     port = free_port()
-    command = [sys.executable, "-m", "companion.cli", "league", "--mqtt", broker.url]
+    command = [sys.executable, "-m", "companion.appliance.cli", "league", "--mqtt", broker.url]
     command += ["--db", str(tmp_path / "league.db"), "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from companion.config import Config, ConfigError, load_config
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
+from companion.core.config import Config, ConfigError, load_config
 from tests.conftest import AUTH, make_config
 
 BODY_ROUTES = ["/api/games", "/api/actions", "/api/taps", "/api/cards/enroll", "/api/cards/session"]
@@ -110,7 +110,7 @@ def test_a_registry_with_a_foreign_schema_is_named_and_its_routes_answer_503(tmp
         )
     finally:
         daemon.close()
-    from companion.registry import check_registry
+    from companion.readers.registry import check_registry
 
     status, message, fix = check_registry(tmp_path / "cards.db")
     assert status == "FAIL" and "unexpected schema" in message and "companion cards import" in fix

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
 from tests.nfc_emulator import TagEmulator, uid, wait_for
 from tests.nfc_helpers import (
     AUTH,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from companion.config import ConfigError
+from companion.core.config import ConfigError
 from companion.readers import VirtualReader, families
 from companion.readers.base import TapFilter
 from companion.readers.nfc import NfcReader, ReaderSettings, readers_from_config
@@ -184,7 +184,7 @@ def test_a_misspelt_reader_key_is_refused_not_taken_for_auto(tmp_path: Path) -> 
     # `companion run` says it and stops (exit 2) before it listens.
     config = tmp_path / "companion.toml"
     config.write_text('[server]\ntoken = "t"\nport = 1\n[reader]\ndevcie = "tty:AMA0:pn532"\n')
-    command = [sys.executable, "-m", "companion.cli", "run", "--config", str(config), "--mock-pins"]
+    command = [sys.executable, "-m", "companion.appliance.cli", "run", "--config", str(config), "--mock-pins"]
     command += ["--db", str(tmp_path / "j.db")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2

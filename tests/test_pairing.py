@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from companion.daemon import Daemon
-from companion.pairing import CODE_TRIES, COOKIE
+from companion.appliance.daemon import Daemon
+from companion.webapp.pairing import CODE_TRIES, COOKIE
 from tests.conftest import AUTH, make_config
 
 START = {"game": "spy", "players": ["Ann", "Bob"]}
@@ -89,7 +89,7 @@ def test_companion_pair_shows_a_code_made_by_the_running_daemon(tmp_path: Path) 
 
     with running_companion(tmp_path / "journal.db") as server:
         result = subprocess.run(
-            [sys.executable, "-m", "companion.cli", "pair", "--port", str(server.port)],
+            [sys.executable, "-m", "companion.appliance.cli", "pair", "--port", str(server.port)],
             env={**os.environ, "COMPANION_TOKEN": TOKEN},
             capture_output=True,
             text=True,

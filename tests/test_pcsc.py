@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from companion.cards import Enrollment
-from companion.catalog import load_catalog
+from companion.games.catalog import load_catalog
+from companion.readers.enrollment import Enrollment
 from companion.readers.health import LinkWatch
 from companion.readers.ntag import ndef_tlv
-from companion.registry import Registry
+from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, Taps
 from tests.pcsc_card import Pcscd, VirtualNtag, ntag213, pcscd_missing
@@ -195,7 +195,7 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
 
 
 def test_doctor_finds_the_pcsc_reader_or_names_those_pcscd_lists(pcscd: Pcscd) -> None:
-    from companion.doctor import check_reader
+    from companion.appliance.doctor import check_reader
 
     found = check_reader(f"pcsc:{READER}")
     assert found.line().startswith(f"ok   reader: PC/SC reader {READER}: reads and writes the card id")

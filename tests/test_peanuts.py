@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from companion.catalog import DataError, load_catalog, parse_game
+from companion.core.resources import seeds_dir
 from companion.games.base import GameError
+from companion.games.catalog import DataError, load_catalog, parse_game
 from companion.games.peanuts import Discard, Peanuts, PeanutsState, StepKind
 from companion.games.peanuts import engine as peanuts_engine
 from companion.games.peanuts import view as peanuts_view
 from companion.games.peanuts.rules import PeanutsRules
-from companion.resources import seeds_dir
 
 DATA = load_catalog()["peanuts"]
 ENGINE = Peanuts(DATA)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
 from tests.conftest import AUTH, column, open_event_stream, state
 from tests.test_peanuts import ENGINE, NAMES, Table, X
 

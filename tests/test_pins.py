@@ -14,9 +14,8 @@ import pytest
 from gpiozero import LED, Buzzer, GPIOPinInUse, TonalBuzzer
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from companion.config import ConfigError, load_config
-from companion.feedback import Feedback, Sound
-from companion.pins import (
+from companion.core.config import ConfigError, load_config
+from companion.pins.devices import (
     DEFAULT_PINS,
     PinLayout,
     TableInputs,
@@ -25,6 +24,7 @@ from companion.pins import (
     prepare_lgpio_dir,
     reader_pins,
 )
+from companion.pins.feedback import Feedback, Sound
 
 HARDWARE = Path(__file__).resolve().parent.parent / "hardware"
 
@@ -41,7 +41,7 @@ def no_gpio() -> Any:
 
 
 def test_without_gpio_it_falls_back_to_mock_pins_and_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="companion.pins")
+    caplog.set_level(logging.INFO, logger="companion.pins.devices")
     factory, name = choose_pin_factory(default_factory=no_gpio, work_dir=None)
     assert name == "mock"
     assert isinstance(factory, MockFactory) and factory.pin_class is MockPWMPin
@@ -59,7 +59,7 @@ def test_this_machine_without_gpio_gets_mock_pins(monkeypatch: pytest.MonkeyPatc
 
 
 def test_on_a_pi_gpiozero_chooses_and_the_log_names_it(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="companion.pins")
+    caplog.set_level(logging.INFO, logger="companion.pins.devices")
     real = LGPIOFactory()
     factory, name = choose_pin_factory(default_factory=lambda: real)
     assert factory is real and name == "lgpio"
@@ -76,7 +76,7 @@ def test_a_fallback_on_a_pi_names_what_failed(caplog: pytest.LogCaptureFixture) 
         warnings.warn("Falling back from lgpio: [Errno 13] Permission denied: '.lgd-nfy-3'", stacklevel=1)
         return NativeFactory()
 
-    caplog.set_level(logging.INFO, logger="companion.pins")
+    caplog.set_level(logging.INFO, logger="companion.pins.devices")
     _, name = choose_pin_factory(default_factory=lgpio_failed)
     assert name == "native"
     [line] = [record.getMessage() for record in caplog.records]
@@ -270,7 +270,7 @@ def test_the_mat_drills_the_holes_the_parts_list_buttons_need() -> None:
 
 
 def test_the_pin_table_gives_each_gpio_its_header_pin() -> None:
-    from companion.pins import _HEADER
+    from companion.pins.devices import _HEADER
 
     readme = (HARDWARE / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| [^|]+ \| (\d+) \| (\d+) \| `", readme, flags=re.M)

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from companion.cards import Enrollment
-from companion.catalog import load_catalog
-from companion.config import ConfigError
+from companion.core.config import ConfigError
+from companion.games.catalog import load_catalog
+from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
-from companion.registry import Registry
+from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_buses import Pn532Board, Pn532I2cBus, Pn532SpiBus
@@ -84,7 +84,7 @@ def test_only_the_header_buses() -> None:
 
 
 def test_its_pins_are_reserved(device: str) -> None:
-    from companion import pins
+    from companion.pins import devices as pins
 
     held = pins.reader_pins([{"device": device}, {"device": "tty:AMA0:pn532"}])
     bus_pins, label, taken = (
@@ -98,7 +98,7 @@ def test_its_pins_are_reserved(device: str) -> None:
 def test_doctor_wakes_it(
     device: str, bus: Pn532Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from companion.doctor import check_reader
+    from companion.appliance.doctor import check_reader
     from companion.readers import pn532
 
     name = device.partition(":")[2]

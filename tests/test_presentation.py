@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, expect
 
-from companion.catalog import DataError, load_catalog
-from companion.cues import CUE_NAMES, CUE_STYLES
+from companion.core.cues import CUE_NAMES, CUE_STYLES
+from companion.core.resources import web_dir
 from companion.games import build_engines
-from companion.packs import ENV, load_packs, playable_games
-from companion.resources import web_dir
+from companion.games.catalog import DataError, load_catalog
+from companion.games.packs import ENV, load_packs, playable_games
 from tests.servers import TOKEN, Server, running_companion
 
 TOY = Path(__file__).parent / "packs" / "toy"

@@ -14,11 +14,11 @@ import pytest
 from gpiozero import Device, DigitalOutputDevice
 from gpiozero.pins.mock import MockFactory
 
-from companion.cards import Enrollment
-from companion.catalog import load_catalog
-from companion.config import ConfigError
+from companion.core.config import ConfigError
+from companion.games.catalog import load_catalog
+from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
-from companion.registry import Registry
+from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_emulator import MifareClassic, ndef_tlv, numbered_ntag, text_message
@@ -147,7 +147,7 @@ def test_only_the_header_chip_selects_and_a_gpio_for_reset() -> None:
 
 
 def test_its_pins_are_reserved() -> None:
-    from companion import pins
+    from companion.pins import devices as pins
 
     held = pins.reader_pins([{"device": "rc522:spi0.0"}])
     assert sorted(held) == [4, 7, 8, 9, 10, 11] and "reset pin" in held[4]
@@ -165,8 +165,8 @@ def test_its_pins_are_reserved() -> None:
 def test_doctor_finds_it(
     device: str, board: Rc522Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from companion import doctor
-    from companion.doctor import check_reader
+    from companion.appliance import doctor
+    from companion.appliance.doctor import check_reader
     from companion.readers import rc522
 
     name = device.partition(":")[2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ndef
 import pytest
 
-from companion.config import ConfigError
+from companion.core.config import ConfigError
 from companion.readers.base import CommonSettings
 from companion.readers.families import readers_from_config, scheme
 from companion.readers.ntag import TagError, Type2Tag, ndef_tlv

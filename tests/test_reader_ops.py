@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from companion import doctor, journal
-from companion.cli import main
+from companion.appliance import doctor
+from companion.appliance.cli import main
 from companion.readers.frontend import close_frontend, open_frontend
-from companion.systemd import sandbox_write_hint
+from companion.table import journal
+from companion.table.disk import sandbox_write_hint
 from tests.pn532_emulator import Pn532Emulator
 
 SERVICE = {"INVOCATION_ID": "0123", "STATE_DIRECTORY": "/var/lib/companion"}

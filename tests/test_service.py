@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from test_crash import Companion, free_port
 
-from companion.config import load_config
-from companion.systemd import Notifier, Service, Watchdog, daemon_alive, watchdog_interval
+from companion.appliance.systemd import Notifier, Service, Watchdog, daemon_alive, watchdog_interval
+from companion.core.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "systemd" / "companion.service"
@@ -318,7 +318,7 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
 
     # The config it wrote is one the daemon accepts, as `companion doctor` says.
     report = subprocess.run(
-        [sys.executable, "-m", "companion.cli", "doctor", "--config", str(config_file),
+        [sys.executable, "-m", "companion.appliance.cli", "doctor", "--config", str(config_file),
          "--db", str(tmp_path / "journal.db"), "--port", str(free_port())],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -411,7 +411,7 @@ def test_shellcheck_passes_on_the_scripts() -> None:
 def test_url_prints_the_scoreboard_address_and_a_qr_code(tmp_path: Path) -> None:
     config = tmp_path / "companion.toml"
     config.write_text('[server]\nport = 8123\ntoken = "secret-token"\n')
-    run = [sys.executable, "-m", "companion.cli", "url", "--config", str(config)]
+    run = [sys.executable, "-m", "companion.appliance.cli", "url", "--config", str(config)]
     plain = subprocess.run(run, capture_output=True, text=True, timeout=60)
     assert plain.returncode == 0
     addresses = [line.strip() for line in plain.stdout.splitlines() if line.startswith("  http://")]
@@ -429,7 +429,7 @@ def test_the_watchdog_goes_quiet_while_the_web_server_is_wedged(
 ) -> None:
     """Issue 13: the watchdog checked only the table and the journal, so a web server that no longer
     answered (every connection taken) was never restarted. Now it makes a real request."""
-    from companion.server import build_server
+    from companion.webapp.server import build_server
 
     server = build_server(daemon.app, "127.0.0.1", 0, streams=2)
     threading.Thread(target=server.run, daemon=True).start()
@@ -437,7 +437,7 @@ def test_the_watchdog_goes_quiet_while_the_web_server_is_wedged(
     wedged.bind(("127.0.0.1", 0))
     wedged.listen(8)
     target = [("127.0.0.1", server.effective_port)]
-    monkeypatch.setattr("companion.systemd.PROBE_SECONDS", 0.2)
+    monkeypatch.setattr("companion.appliance.systemd.PROBE_SECONDS", 0.2)
     listener = NotifySocket(str(tmp_path / "wd.sock"))
     watchdog = Watchdog(Notifier(str(tmp_path / "wd.sock")), 0.05, lambda: daemon_alive(daemon, target[0]))
     watchdog.start()

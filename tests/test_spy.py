@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.catalog import DataError, load_catalog, parse_game
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import GameError
+from companion.games.catalog import DataError, load_catalog, parse_game
 from companion.games.spy import Spy, SpyState
-from companion.journal import Entry
-from companion.results import results_of
+from companion.mqtt.results import results_of
+from companion.table.entries import Entry
 
 DATA = load_catalog()["spy"]
 ENGINE = Spy(DATA)

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from companion.daemon import Daemon
+from companion.appliance.daemon import Daemon
 from tests.conftest import AUTH, column, open_event_stream, state
 
 LABELS = ["Safe 1", "Safe 2", "Top Secret 1", "Top Secret 2"]

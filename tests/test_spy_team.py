@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.catalog import DataError, GameData, load_catalog, parse_game
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import GameError, Outcome
+from companion.games.catalog import DataError, GameData, load_catalog, parse_game
 from companion.games.spy_team import SpyTeam, SpyTeamState, strongest
 
 NAMES = ["Ann", "Bob", "Cid", "Dee"]  # C.A.T. = Ann + Cid (0, 2); B.I.R.D. = Bob + Dee (1, 3)

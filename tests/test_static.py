@@ -7,7 +7,7 @@ import gzip
 import re
 from typing import Any
 
-from companion.resources import web_dir
+from companion.core.resources import web_dir
 
 
 def test_pages_name_their_files_by_content_and_those_are_cached_for_a_year(client: Any) -> None:

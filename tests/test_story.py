@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from companion.catalog import load_catalog
 from companion.games import build_engines
 from companion.games.base import GameError
-from companion.journal import Journal
-from companion.table import Table
+from companion.games.catalog import load_catalog
+from companion.table.journal import Journal
+from companion.table.table import Table
 from tests import test_peanuts
 from tests.spy_team_play import trick_cards
 from tests.test_spy import ENGINE as SPY

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from companion.catalog import load_catalog
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games import build_engines
 from companion.games.base import GameError
-from companion.journal import Journal
-from companion.table import Table
+from companion.games.catalog import load_catalog
+from companion.table.journal import Journal
+from companion.table.table import Table
 
 PLAYERS = ["Ann", "Bob", "Cid", "Dee"]
 

@@ -1,11 +1,16 @@
-"""The game engines, by game name."""
+"""The games: each game's rules as a pure engine (no I/O, no clock, no randomness), the contract they
+share (`base`), the game data in `seeds/` (`catalog`), games kept outside the package (`packs`), and
+here the shipped engines by game name.
+
+Imports: companion.core.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from companion.catalog import GameData
 from companion.games.base import Engine
+from companion.games.catalog import GameData
 
 ENGINE_CLASSES: dict[str, type[Engine[Any]]] = {}
 

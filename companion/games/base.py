@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
-from companion.catalog import Card, GameData
-from companion.cues import Cue
+from companion.core.cues import Cue
+from companion.games.catalog import Card, GameData
 
 Event = dict[str, Any]
 S = TypeVar("S")
@@ -163,7 +163,7 @@ class Engine(ABC, Generic[S]):
     def __init__(self, data: GameData) -> None:
         """An engine for `data`. A game that needs more of its data than the catalog checks parses it
         here, once, with a pure function into frozen dataclasses (`parse_rules` in each game), which
-        raises `companion.catalog.DataError` naming what is wrong."""
+        raises `companion.games.catalog.DataError` naming what is wrong."""
         self.data = data
 
     @property

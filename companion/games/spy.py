@@ -40,8 +40,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from companion.catalog import Card, DataError, GameData
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import (
     Action,
     Engine,
@@ -56,6 +55,7 @@ from companion.games.base import (
     sentence,
     with_story,
 )
+from companion.games.catalog import Card, DataError, GameData
 
 # The Exposure Target order, as (kind, number): both Safes, then both Top Secrets, ascending.
 EXPOSURE_ORDER: tuple[tuple[str, int], ...] = (("safe", 1), ("safe", 2), ("top-secret", 1), ("top-secret", 2))

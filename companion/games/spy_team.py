@@ -33,8 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from companion.catalog import Card, DataError, GameData
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import (
     Action,
     Engine,
@@ -49,6 +48,7 @@ from companion.games.base import (
     told,
     with_story,
 )
+from companion.games.catalog import Card, DataError, GameData
 
 PLAYERS = 4
 HAND = 11  # cards dealt to each player; 4 of the 48 sit out every round

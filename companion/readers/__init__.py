@@ -1,5 +1,13 @@
 """Card readers. A reader turns physical taps into `tap(card=..., uid=..., seat=...)` calls on the
-table, and reports its health for /healthz and the scoreboard."""
+table, and reports its health for /healthz and the scoreboard.
+
+Here: the `Reader` interface and the virtual mat. What every family shares (`base`), choosing a
+family by device (`families`), one module per family (`nfc`, `pcsc`, `keyboard`, `pn532`, `rc522`),
+NDEF on Type 2 tag pages (`ntag`), reader-lost/back cues (`health`), the card registry of UIDs
+(`registry`) and enrolling a deck's tags (`enrollment`).
+
+Imports: companion.core, companion.games, companion.table, companion.pins.
+"""
 
 from __future__ import annotations
 

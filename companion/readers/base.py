@@ -21,8 +21,8 @@ from typing import Any
 
 import ndef
 
-from companion.catalog import CARD_ID
-from companion.config import ConfigError
+from companion.core.config import ConfigError
+from companion.games.catalog import CARD_ID
 from companion.readers import TapHandler
 from companion.readers.health import LinkWatch
 

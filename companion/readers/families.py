@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.readers import Reader, TapHandler
 from companion.readers.base import COMMON_KEYS, CommonSettings, PolledReader, ReaderLost
 from companion.readers.health import LinkWatch
@@ -52,7 +52,7 @@ def family_reader(entry: dict[str, Any], watch: LinkWatch) -> PolledReader:
         common = CommonSettings.parse(entry)
         return Pn532Reader(common.device, common.seat, watch=watch, **common.timing())
     if scheme(device) == "rc522":
-        from companion.pins import rc522_reset_pin
+        from companion.pins.devices import rc522_reset_pin
         from companion.readers.rc522 import Rc522Reader
 
         common = CommonSettings.parse(entry, extra=("reset_pin",))

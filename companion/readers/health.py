@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from companion.cues import Cue
+from companion.core.cues import Cue
 
 log = logging.getLogger(__name__)
 

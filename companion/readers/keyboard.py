@@ -27,7 +27,7 @@ import select
 from pathlib import Path
 from typing import Any
 
-from companion.config import ConfigError
+from companion.core.config import ConfigError
 from companion.readers.base import UID_ONLY, PolledReader, ReaderLost, UidTag
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ import nfc.clf
 import nfc.tag
 import nfc.tag.tt2
 
-from companion.config import ConfigError
-from companion.cues import Cue
+from companion.core.config import ConfigError
+from companion.core.cues import Cue
 from companion.readers import Reader, VirtualReader
 from companion.readers.base import (
     COMMON_KEYS,

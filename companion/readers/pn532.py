@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion.config import ConfigError
+from companion.core.config import ConfigError
 from companion.readers.base import NDEF_READ_WRITE, PolledReader, ReaderLost
 from companion.readers.ntag import TagError, Type2Tag
 

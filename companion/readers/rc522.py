@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion.config import ConfigError
-from companion.pins import RC522_RESET_PIN
+from companion.core.config import ConfigError
+from companion.pins.devices import RC522_RESET_PIN
 from companion.readers.base import NDEF_READ_WRITE, PolledReader, ReaderLost
 from companion.readers.ntag import TagError, Type2Tag
 

@@ -1,5 +1,5 @@
 // Cards and tags: the enrollment panel of the control page, rendered into <div id="enroll">.
-// It uses the API of companion/cards_api.py through common.js (Companion.api, the token from
+// It uses the API of companion/webapp/cards_api.py through common.js (Companion.api, the token from
 // localStorage.companionToken; Companion.h builds the panel). On the control page it shares the
 // page's message bar (Companion.say) and its event stream (control.js re-dispatches each state and
 // cue as "companion:state" / "companion:cue" on document); anywhere else it shows its messages in

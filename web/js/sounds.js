@@ -44,7 +44,7 @@ const Sounds = (() => {
     src.start();
   }
 
-  // A cue's sound is data in the cue catalogue (companion/cues.py): notes and noise bursts.
+  // A cue's sound is data in the cue catalogue (companion/core/cues.py): notes and noise bursts.
   function tuneOf(name) { return Companion.cueStyle(name).sound || []; }
   function perform(parts) {
     for (const part of parts) {

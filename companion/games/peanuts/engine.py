@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from companion.catalog import Card, GameData
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import (
     Engine,
     Event,
@@ -25,6 +24,7 @@ from companion.games.base import (
     sentence,
     told,
 )
+from companion.games.catalog import Card, GameData
 from companion.games.peanuts import view
 from companion.games.peanuts.rules import FAMILY, PeanutsRules, parse_rules
 from companion.games.peanuts.showdown import rank

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from companion.catalog import Card, DataError, GameData
+from companion.games.catalog import Card, DataError, GameData
 
 ROLE_IDS = ("spy", "telepath", "assassin", "seer", "informant", "handler", "agent", "secret-police")
 FAMILY = ("spy", "telepath", "assassin")

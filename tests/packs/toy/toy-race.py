@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.cues import Cue
+from companion.core.cues import Cue
 from companion.games.base import (
     Action,
     Engine,

@@ -1,0 +1,153 @@
+"""Puts the parts together: journal, table, engines, readers, pins, the event broker and the web."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpiozero import Device
+from gpiozero.exc import GPIOZeroError
+
+from companion.core.config import Config, ConfigError
+from companion.core.cues import Cue
+from companion.games.base import GameError
+from companion.games.packs import playable_games
+from companion.pins.buttons import TableButtons
+from companion.pins.devices import PinLayout, choose_pin_factory
+from companion.pins.feedback import Feedback
+from companion.readers import Reader
+from companion.readers.enrollment import CardDesk
+from companion.readers.registry import Registry, registry_path
+from companion.table.journal import Journal, JournalError
+from companion.table.table import Table
+from companion.webapp.app import create_app
+from companion.webapp.events import Broker
+from companion.webapp.pairing import Pairing
+
+if TYPE_CHECKING:
+    from companion.mqtt.bridge import MqttBridge
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    """Everything one running companion needs, built from a Config; `close()` releases it all."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        layout = PinLayout.of(config)  # checked first: no button or LED on the reader's UART
+        engines, packs = playable_games()  # the shipped games and those of COMPANION_GAME_PACKS
+        self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
+        self.journal = open_journal(config.db)
+        self.registry = Registry.for_daemon(registry_path(config))  # UID -> card, for tags without an id
+        try:
+            self.table = Table(self.journal, engines, resolve_uid=self.registry.lookup)
+            self.journal.verify()  # once, after the table archived finished games: about one game long
+        except sqlite3.DatabaseError as error:
+            self.journal.close()
+            raise JournalError(unusable_journal(config.db, error)) from None
+        factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
+        # A reader library that makes its own gpiozero devices (the RC522's reset pin) gets these pins.
+        Device.pin_factory = factory
+        try:
+            self.feedback = Feedback(layout, config.sound, pin_factory=factory)
+        except GPIOZeroError as error:  # a pin name gpiozero does not know on this board
+            raise ConfigError(f"[pins]: {error}") from None
+        # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
+        self.table.listeners.append(self.feedback)
+        self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
+        self.table.listeners.append(self.broker)
+        try:
+            self.buttons = TableButtons(self.table, layout, pin_factory=factory)
+        except GPIOZeroError as error:
+            raise ConfigError(f"[pins]: {error}") from None
+        self.readers: list[Reader] = open_readers(config, self.table.announce)
+        self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
+        self.app = create_app(
+            self.table,
+            self.broker,
+            self.catalog,
+            config.token,
+            health=self.health,
+            hosts=config.hosts,
+            cards=self.cards,
+            packs=packs,
+            # Control devices paired with a code (companion.webapp.pairing), remembered beside the journal.
+            pairing=Pairing(config.db.parent / "paired-devices.json"),
+        )
+        self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
+
+    def start(self) -> None:
+        if self.mqtt is not None:
+            self.mqtt.start()
+        for reader in self.readers:
+            reader.start(self.tap)
+        self.feedback(kind="state", payload=self.table.view())
+
+    def tap(self, card: str | None = None, uid: str | None = None, seat: int | None = None) -> None:
+        """A reader's tap. A refused one has already played its error cue; the reader goes on."""
+        try:
+            self.table.tap(card=card, uid=uid, seat=seat)
+        except GameError as error:
+            log.info("tap refused: %s", error)
+
+    def health(self) -> dict[str, Any]:
+        readers = [reader.status() for reader in self.readers]
+        return {
+            "readers": readers,
+            "reader": "ok" if all(r["connected"] for r in readers) else "lost",
+            "gpio": self.gpio,
+            "sse_clients": self.broker.clients,
+            "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
+            **self.cards.health(),  # the card registry: "ok", or damaged / read-only and why
+            **({} if self.mqtt is None else {"mqtt": "connected" if self.mqtt.connected else "away"}),
+        }
+
+    def close(self) -> None:
+        for reader in self.readers:
+            reader.stop()
+        self.broker.close()
+        self.buttons.close()
+        self.feedback.close()
+        if self.mqtt is not None:
+            self.mqtt.close()
+        self.journal.close()
+        self.registry.close()
+
+
+def open_journal(path: Path) -> Journal:
+    """The journal, or one line naming the file and why it cannot be used."""
+    try:
+        return Journal(path)
+    except sqlite3.DatabaseError as error:
+        raise JournalError(unusable_journal(path, error)) from None
+
+
+def unusable_journal(path: Path, error: Exception) -> str:
+    return (
+        f"{path}: not a journal this version can use ({error}): move it away to start a new one, "
+        "or point [journal] path at the right file"
+    )
+
+
+def mqtt_bridge(config: Config, table: Table) -> MqttBridge | None:
+    """The table's publisher to the broker of [mqtt] (docs/mqtt.md), listening to the table."""
+    if config.mqtt is None:
+        return None
+    from companion.mqtt.bridge import MqttBridge, outbox_path
+
+    bridge = MqttBridge(config.mqtt, table, outbox_path(config.db))
+    table.listeners.append(bridge)
+    return bridge
+
+
+def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:
+    """The readers the config asks for, each of the family its device's scheme names ("virtual"
+    the virtual mat, "auto" the first reader found, else the virtual mat); see docs/nfc.md.
+    `announce` plays their reader-lost / reader-back cues."""
+    from companion.readers.families import readers_from_config  # each family's library on demand
+
+    return readers_from_config(config.readers, announce)

@@ -1,0 +1,92 @@
+"""What the pages show about the games, from the server only: GET /api/games gives every playable
+game's data (title, players, new-game options, cards) and where its renderer is, and the cue
+catalogue (banner, priority, page sound, LED and buzzer pattern). The pages keep no list of games or
+cues of their own, so adding a game never touches them (docs/architecture.md, "Adding a game").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, jsonify, send_file
+
+from companion.core.cues import CUE_NAMES, CUE_STYLES, CueStyle
+from companion.core.resources import web_dir
+from companion.games.base import Engine
+from companion.games.packs import Pack
+from companion.pins.patterns import PATTERNS, SILENT, Pattern
+from companion.webapp.services import services
+
+presentation = Blueprint("presentation", __name__)
+
+
+def packs() -> dict[str, Pack]:
+    return services().packs
+
+
+def renderer(game: str) -> dict[str, str | None]:
+    """The URLs of a game's renderer script and style sheet (None: it has none)."""
+    pack = packs().get(game)
+    if pack is not None:
+        return {
+            suffix[1:]: f"/packs/{game}{suffix}" if pack.asset(suffix) else None for suffix in (".js", ".css")
+        }
+    web = web_dir()
+    return {
+        "js": f"/static/js/games/{game}.js" if (web / "js" / "games" / f"{game}.js").is_file() else None,
+        "css": f"/static/css/games/{game}.css" if (web / "css" / "games" / f"{game}.css").is_file() else None,
+    }
+
+
+def options_json(engine: Engine[Any]) -> list[dict[str, Any]]:
+    """The new-game form's fields, as the engine declares them; a default that depends on the
+    player count is given by count ({"3": 3, "4": 2}), one that does not as a value."""
+    by_count = {n: engine.option_defaults(n) for n in engine.players}
+    fields = []
+    for option in engine.options:
+        defaults = {str(n): found.get(option.name) for n, found in by_count.items()}
+        values = set(defaults.values())
+        default = defaults if len(values) > 1 else values.pop() if values else None
+        fields.append({"name": option.name, "label": option.label, "type": option.kind, "default": default})
+    return fields
+
+
+def game_json(engine: Engine[Any]) -> dict[str, Any]:
+    data = engine.data
+    return {**data.to_json(), "options": options_json(engine), "renderer": renderer(data.game)}
+
+
+def pattern_json(pattern: Pattern) -> dict[str, Any]:
+    # Whole hertz and 10 µs steps are all a buzzer can do; full floats made one cue's 4,000-note hiss
+    # 168 KB of every page's first load (the scoreboard's budget is 40 KB).
+    tune = [(None if hz is None else round(hz), round(seconds, 5)) for hz, seconds in pattern.tune]
+    return {"sound": pattern.sound, "light": pattern.light, "tune": tune, "lights": pattern.lights}
+
+
+def cue_catalogue() -> list[dict[str, Any]]:
+    """Every cue: its name and meaning, how the pages present it and how the table's pins do."""
+    return [
+        {
+            "cue": name,
+            "meaning": meaning,
+            **CUE_STYLES.get(name, CueStyle()).to_json(),
+            "pins": pattern_json(PATTERNS.get(name, SILENT)),
+        }
+        for name, meaning in CUE_NAMES.items()
+    ]
+
+
+@presentation.get("/api/games")
+def games() -> Any:
+    games = [game_json(engine) for engine in services().table.engines.values()]
+    return jsonify({"games": games, "cues": cue_catalogue()})
+
+
+@presentation.get("/packs/<game>.<kind>")
+def pack_asset(game: str, kind: str) -> Any:
+    """A pack game's renderer (see companion.games.packs)."""
+    pack = packs().get(game)
+    path = pack.asset(f".{kind}") if pack is not None and kind in ("js", "css") else None
+    if path is None:
+        abort(404)
+    return send_file(path, max_age=0)
