@@ -206,7 +206,8 @@ def test_a_journal_from_before_idempotency_keys_is_brought_up_to_date(tmp_path: 
 
 def test_a_new_journal_syncs_the_folders_it_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[Path] = []
-    monkeypatch.setattr("companion.table.journal.sync_directory", synced.append)
+    for module in ("companion.table.journal", "companion.table.disk"):  # the file's name, the folders'
+        monkeypatch.setattr(f"{module}.sync_directory", synced.append)
     Journal(tmp_path / "new" / "folder" / "j.db").close()
     assert synced == [tmp_path, tmp_path / "new", tmp_path / "new" / "folder"]
     synced.clear()
