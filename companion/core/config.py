@@ -178,6 +178,27 @@ def parse_mqtt(raw: dict[str, Any], env: dict[str, str]) -> MqttSettings | None:
         if raw:
             raise ConfigError("[mqtt] needs a 'url', e.g. \"mqtt://broker.local:1883\"")
         return None
+    host, port, tls = _broker_address(url)
+    ca_file = _value(raw, "[mqtt] ca_file", str, None)
+    if ca_file and not Path(ca_file).is_file():
+        raise ConfigError(f"[mqtt] ca_file {ca_file} is not a readable file")
+    table, base, prefix = _topics(raw)
+    return MqttSettings(
+        host=host,
+        port=port,
+        tls=tls,
+        ca_file=ca_file,
+        username=_value(raw, "[mqtt] username", str, None),
+        password=env.get("COMPANION_MQTT_PASSWORD") or _value(raw, "[mqtt] password", str, None),
+        table=table,
+        base=base,
+        discovery=_value(raw, "[mqtt] discovery", bool, False),
+        discovery_prefix=prefix,
+    )
+
+
+def _broker_address(url: str) -> tuple[str, int, bool]:
+    """[mqtt] url -> host, port and whether it is TLS (mqtts)."""
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname or parts.path not in ("", "/"):
         raise ConfigError(f"[mqtt] url must look like mqtt://host:1883 or mqtts://host:8883, not {url!r}")
@@ -185,9 +206,11 @@ def parse_mqtt(raw: dict[str, Any], env: dict[str, str]) -> MqttSettings | None:
         port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
     except ValueError as error:
         raise ConfigError(f"[mqtt] url has a bad port: {url!r}") from error
-    ca_file = _value(raw, "[mqtt] ca_file", str, None)
-    if ca_file and not Path(ca_file).is_file():
-        raise ConfigError(f"[mqtt] ca_file {ca_file} is not a readable file")
+    return parts.hostname, port, parts.scheme == "mqtts"
+
+
+def _topics(raw: dict[str, Any]) -> tuple[str, str, str]:
+    """[mqtt] table, base and discovery_prefix, each checked as MQTT topic levels."""
     table = (
         _value(raw, "[mqtt] table", str, None) or re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:64]
     )
@@ -198,18 +221,7 @@ def parse_mqtt(raw: dict[str, Any], env: dict[str, str]) -> MqttSettings | None:
     for key, topic in (("base", base), ("discovery_prefix", prefix)):
         if not all(_TOPIC_LEVEL.fullmatch(level) for level in topic.split("/")):
             raise ConfigError(f"[mqtt] {key} must be topic levels of letters, digits, '-' or '_': {topic!r}")
-    return MqttSettings(
-        host=parts.hostname,
-        port=port,
-        tls=parts.scheme == "mqtts",
-        ca_file=ca_file,
-        username=_value(raw, "[mqtt] username", str, None),
-        password=env.get("COMPANION_MQTT_PASSWORD") or _value(raw, "[mqtt] password", str, None),
-        table=table,
-        base=base,
-        discovery=_value(raw, "[mqtt] discovery", bool, False),
-        discovery_prefix=prefix,
-    )
+    return table, base, prefix
 
 
 def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:

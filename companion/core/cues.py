@@ -112,102 +112,98 @@ class CueStyle:
         }
 
 
-def _styles() -> dict[str, CueStyle]:
-    return {
-        # Table-wide
-        "card-accepted": CueStyle(sound=(tone(880, 0, 0.08),)),
-        "error": CueStyle(
-            True,
-            "Refused",
-            8,
-            role="refusal",
-            sound=(tone(247, 0, 0.15, "square", 0.12), tone(220, 0.2, 0.3, "square", 0.12)),
+# How each cue looks and sounds on the pages: data, one row a cue (the pins' side is in
+# companion.pins.patterns).
+CUE_STYLES: dict[str, CueStyle] = {
+    # Table-wide
+    "card-accepted": CueStyle(sound=(tone(880, 0, 0.08),)),
+    "error": CueStyle(
+        True,
+        "Refused",
+        8,
+        role="refusal",
+        sound=(tone(247, 0, 0.15, "square", 0.12), tone(220, 0.2, 0.3, "square", 0.12)),
+    ),
+    "unknown-card": CueStyle(
+        True,
+        "Unknown card",
+        8,
+        role="refusal",
+        sound=(
+            tone(330, 0, 0.1, "square", 0.1),
+            tone(330, 0.15, 0.1, "square", 0.1),
+            tone(220, 0.3, 0.25, "square", 0.1),
         ),
-        "unknown-card": CueStyle(
-            True,
-            "Unknown card",
-            8,
-            role="refusal",
-            sound=(
-                tone(330, 0, 0.1, "square", 0.1),
-                tone(330, 0.15, 0.1, "square", 0.1),
-                tone(220, 0.3, 0.25, "square", 0.1),
-            ),
-        ),
-        "your-turn": CueStyle(),
-        "game-started": CueStyle(True, minor=True, role="reset"),
-        "undo": CueStyle(
-            True, "Undo", 7, role="reset", sound=tuple(run(660, 440, step=0.08, length=0.12, wave="sine"))
-        ),
-        "reader-lost": CueStyle(
-            True,
-            "Reader",
-            8,
-            role="reader-down",
-            sound=tuple(run(440, 220, step=0.2, length=0.3, wave="square", gain=0.1)),
-        ),
-        "reader-back": CueStyle(True, minor=True, role="reader-up"),
-        "round-won": CueStyle(
-            True, "Round over", 5, hold=(4000, 2200), sound=tuple(run(523, 784, 1047, step=0.12, length=0.3))
-        ),
-        "game-won": CueStyle(
-            True,
-            "★ Game won ★",
-            9,
-            hold=(7000, 7000),
-            sound=tuple(run(523, 523, 784, 880, 1047, step=0.15, length=0.5)),
-        ),
-        "player-eliminated": CueStyle(
-            True, rank=5, sound=tuple(run(392, 330, 262, step=0.15, length=0.3, wave="square", gain=0.1))
-        ),
-        "card-revealed": CueStyle(True, minor=True, sound=tuple(run(660, 880, step=0.1, length=0.2))),
-        # Spy Team
-        "trick-won": CueStyle(
-            True,
-            "Trick",
-            minor=True,
-            hold=(2600, 1500),
-            sound=tuple(run(523, 659, 784, step=0.1, length=0.2)),
-        ),
-        "camouflage": CueStyle(
-            True,
-            "Camouflage",
-            minor=True,
-            hold=(2600, 1800),
-            sound=tuple(run(784, 659, 523, 392, step=0.08, length=0.2, wave="sine")),
-        ),
-        "mission-accomplished": CueStyle(
-            True,
-            "✓ Mission accomplished",
-            6,
-            hold=(4500, 3000),
-            sound=tuple(run(523, 659, 784, 1047, step=0.12, length=0.4)),
-        ),
-        "mission-sabotaged": CueStyle(
-            True,
-            "✗ Sabotage",
-            6,
-            hold=(4500, 3000),
-            sound=tuple(run(440, 392, 349, 262, step=0.15, length=0.4, wave="sawtooth", gain=0.1)),
-        ),
-        # SPY
-        "spied": CueStyle(True, minor=True, sound=(tone(660, 0, 0.12, "sine"),)),
-        "bomb-lit": CueStyle(True, rank=3, minor=True, sound=(hiss(1.5, 7000, 3000, 0.35),)),  # TSSSsss
-        "boom": CueStyle(
-            True,
-            rank=6,
-            hold=(4500, 2500),
-            sound=(hiss(1.2, 800, 60, 0.9, "lowpass"), tone(60, 0, 0.8, "sine", 0.6)),
-        ),
-        "already-exposed": CueStyle(True, minor=True),
-        # Mission for Peanuts
-        "shuffle-in": CueStyle(True, minor=True, sound=(hiss(0.4, 3000, 1500, 0.15, "bandpass"),)),
-        "extra-turn": CueStyle(True, minor=True, sound=tuple(run(660, 660, step=0.12, length=0.1))),
-        "family-found": CueStyle(
-            True, rank=6, sound=tuple(run(523, 659, 784, 1047, 1319, step=0.1, length=0.4))
-        ),
-        "showdown": CueStyle(True, rank=5),
-    }
-
-
-CUE_STYLES: dict[str, CueStyle] = _styles()
+    ),
+    "your-turn": CueStyle(),
+    "game-started": CueStyle(True, minor=True, role="reset"),
+    "undo": CueStyle(
+        True, "Undo", 7, role="reset", sound=tuple(run(660, 440, step=0.08, length=0.12, wave="sine"))
+    ),
+    "reader-lost": CueStyle(
+        True,
+        "Reader",
+        8,
+        role="reader-down",
+        sound=tuple(run(440, 220, step=0.2, length=0.3, wave="square", gain=0.1)),
+    ),
+    "reader-back": CueStyle(True, minor=True, role="reader-up"),
+    "round-won": CueStyle(
+        True, "Round over", 5, hold=(4000, 2200), sound=tuple(run(523, 784, 1047, step=0.12, length=0.3))
+    ),
+    "game-won": CueStyle(
+        True,
+        "★ Game won ★",
+        9,
+        hold=(7000, 7000),
+        sound=tuple(run(523, 523, 784, 880, 1047, step=0.15, length=0.5)),
+    ),
+    "player-eliminated": CueStyle(
+        True, rank=5, sound=tuple(run(392, 330, 262, step=0.15, length=0.3, wave="square", gain=0.1))
+    ),
+    "card-revealed": CueStyle(True, minor=True, sound=tuple(run(660, 880, step=0.1, length=0.2))),
+    # Spy Team
+    "trick-won": CueStyle(
+        True,
+        "Trick",
+        minor=True,
+        hold=(2600, 1500),
+        sound=tuple(run(523, 659, 784, step=0.1, length=0.2)),
+    ),
+    "camouflage": CueStyle(
+        True,
+        "Camouflage",
+        minor=True,
+        hold=(2600, 1800),
+        sound=tuple(run(784, 659, 523, 392, step=0.08, length=0.2, wave="sine")),
+    ),
+    "mission-accomplished": CueStyle(
+        True,
+        "✓ Mission accomplished",
+        6,
+        hold=(4500, 3000),
+        sound=tuple(run(523, 659, 784, 1047, step=0.12, length=0.4)),
+    ),
+    "mission-sabotaged": CueStyle(
+        True,
+        "✗ Sabotage",
+        6,
+        hold=(4500, 3000),
+        sound=tuple(run(440, 392, 349, 262, step=0.15, length=0.4, wave="sawtooth", gain=0.1)),
+    ),
+    # SPY
+    "spied": CueStyle(True, minor=True, sound=(tone(660, 0, 0.12, "sine"),)),
+    "bomb-lit": CueStyle(True, rank=3, minor=True, sound=(hiss(1.5, 7000, 3000, 0.35),)),  # TSSSsss
+    "boom": CueStyle(
+        True,
+        rank=6,
+        hold=(4500, 2500),
+        sound=(hiss(1.2, 800, 60, 0.9, "lowpass"), tone(60, 0, 0.8, "sine", 0.6)),
+    ),
+    "already-exposed": CueStyle(True, minor=True),
+    # Mission for Peanuts
+    "shuffle-in": CueStyle(True, minor=True, sound=(hiss(0.4, 3000, 1500, 0.15, "bandpass"),)),
+    "extra-turn": CueStyle(True, minor=True, sound=tuple(run(660, 660, step=0.12, length=0.1))),
+    "family-found": CueStyle(True, rank=6, sound=tuple(run(523, 659, 784, 1047, 1319, step=0.1, length=0.4))),
+    "showdown": CueStyle(True, rank=5),
+}

@@ -88,12 +88,7 @@ def parse_game(raw: dict[str, Any], where: str) -> GameData:
     def fail(message: str) -> DataError:
         return DataError(f"{where}: {message}")
 
-    game = raw.get("game")
-    if not isinstance(game, str) or not re.fullmatch(r"[a-z0-9-]+", game):
-        raise fail("'game' must be a lower-case name such as \"spy-team\"")
-    title = raw.get("title")
-    if not isinstance(title, str) or not title:
-        raise fail("'title' is missing")
+    game, title, short_title = _names(raw, fail)
     low, high = raw.get("min_players"), raw.get("max_players")
     if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high):
         raise fail("'min_players' and 'max_players' must be whole numbers with min <= max")
@@ -102,10 +97,21 @@ def parse_game(raw: dict[str, Any], where: str) -> GameData:
         raise fail("there must be at least one [[cards]] entry")
     cards = parse_cards(entries, game, fail)
     extra = {key: value for key, value in raw.items() if key not in _OWN_KEYS}
+    return GameData(game, title, low, high, cards, extra, short_title)
+
+
+def _names(raw: dict[str, Any], fail: Callable[[str], DataError]) -> tuple[str, str, str]:
+    """The game's name, its title and its short title (the title when left out)."""
+    game = raw.get("game")
+    if not isinstance(game, str) or not re.fullmatch(r"[a-z0-9-]+", game):
+        raise fail("'game' must be a lower-case name such as \"spy-team\"")
+    title = raw.get("title")
+    if not isinstance(title, str) or not title:
+        raise fail("'title' is missing")
     short_title = raw.get("short_title", title)
     if not isinstance(short_title, str) or not short_title:
         raise fail("'short_title' must be a non-empty string")
-    return GameData(game, title, low, high, cards, extra, short_title)
+    return game, title, short_title
 
 
 def parse_cards(entries: list[Any], game: str, fail: Callable[[str], DataError]) -> dict[str, Card]:

@@ -241,15 +241,8 @@ def league_settings(args: Any) -> MqttSettings:
     """[mqtt] of --config, with --mqtt and --base over it."""
     from companion.core.config import ConfigError, load_config, parse_mqtt
 
-    raw: dict[str, Any] = {}
     config = load_config(args.config) if args.config else None
-    if config is not None and config.mqtt is not None:
-        settings = config.mqtt
-        raw = {"url": f"{'mqtts' if settings.tls else 'mqtt'}://{settings.host}:{settings.port}"}
-        raw.update(
-            {k: v for k, v in vars(settings).items() if k in ("ca_file", "username", "password", "base")}
-        )
-        raw = {k: v for k, v in raw.items() if v is not None}
+    raw = _as_mqtt_table(config.mqtt) if config is not None and config.mqtt is not None else {}
     if args.mqtt:
         raw["url"] = args.mqtt
     if args.base:
@@ -260,6 +253,13 @@ def league_settings(args: Any) -> MqttSettings:
             "the league needs a broker: --mqtt mqtt://host:1883, or --config with an [mqtt] url"
         )
     return parsed
+
+
+def _as_mqtt_table(settings: MqttSettings) -> dict[str, Any]:
+    """A table's [mqtt] settings back as the [mqtt] table they were read from (its broker and login)."""
+    raw = {"url": f"{'mqtts' if settings.tls else 'mqtt'}://{settings.host}:{settings.port}"}
+    raw.update({k: v for k, v in vars(settings).items() if k in ("ca_file", "username", "password", "base")})
+    return {k: v for k, v in raw.items() if v is not None}
 
 
 def cmd_league(args: Any) -> int:

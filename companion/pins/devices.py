@@ -172,6 +172,13 @@ def _checked(pins: Mapping[str, Any] | None, reserved: Mapping[int, str] | None)
     if unknown:
         raise ConfigError(f"[pins] has unknown keys: {', '.join(unknown)} (see docs/feedback.md)")
     _normalise_pins(merged)
+    _check_shapes(merged)
+    _check_each_pin_once(merged, reserved or {})
+    return merged
+
+
+def _check_shapes(merged: Mapping[str, Any]) -> None:
+    """How many seats and status pins, which buzzer, and the times in seconds."""
     if len(merged["seat_leds"]) > MAX_SEATS or len(merged["seat_buttons"]) > MAX_SEATS:
         raise ConfigError(f"[pins] has room for at most {MAX_SEATS} seats")
     if merged["status_led"] and len(merged["status_led"]) != 3:
@@ -182,8 +189,6 @@ def _checked(pins: Mapping[str, Any] | None, reserved: Mapping[int, str] | None)
     for key in ("undo_hold", "button_bounce"):
         if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
             raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
-    _check_each_pin_once(merged, reserved or {})
-    return merged
 
 
 def _normalise_pins(merged: dict[str, Any]) -> None:

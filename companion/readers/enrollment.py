@@ -91,26 +91,31 @@ def enroll_tag(registry: Registry, tag: TagLike, card: Card, *, force: bool = Fa
     other = next((c for c in (owner, tag.card) if c is not None and c != card.id), None)
     if other is not None and not force:
         return refused(f"This tag is already {other}: tap {card.name}'s own tag, or force it.")
-    wrote = False
-    warning = ""
-    if tag.card != card.id:
-        if tag.writable:
-            wrote = tag.write(card.id)
-            if not wrote and tag.card is not None:
-                return refused(
-                    f"This tag says {tag.card} and could not be rewritten; keep it still and retry."
-                )
-            if not wrote:  # a blank tag that did not take the id: its UID is enough to play it
-                why = getattr(tag, "write_error", None) or "the write did not take"
-                warning = f"the card id could not be written on the tag ({why})"
-        elif tag.card is not None:
-            return refused(f"This tag is read-only and says {tag.card}; it cannot become {card.name}.")
+    wrote, warning, refusal = _write_card_id(tag, card)
+    if refusal:
+        return refused(refusal)
     registry.register(tag.uid, card.id, ndef=wrote or tag.card == card.id, force=True)
     if warning:
         message = f"{card.name}: UID registered, but {warning}; the UID alone is enough to play it."
     else:
         message = f"{card.name}: {'card id written, UID registered' if wrote else 'UID registered'}."
     return EnrollResult("enrolled", card.id, card.name, tag.uid, wrote, message, warning)
+
+
+def _write_card_id(tag: TagLike, card: Card) -> tuple[bool, str, str | None]:
+    """Put the card's id on the tag where it is missing and the tag takes it: (written, a warning,
+    a refusal). A blank tag that did not take it is still enrolled by its UID, with the warning."""
+    if tag.card == card.id:
+        return False, "", None
+    if not tag.writable:
+        refusal = f"This tag is read-only and says {tag.card}; it cannot become {card.name}."
+        return False, "", refusal if tag.card is not None else None
+    if tag.write(card.id):
+        return True, "", None
+    if tag.card is not None:
+        return False, "", f"This tag says {tag.card} and could not be rewritten; keep it still and retry."
+    why = getattr(tag, "write_error", None) or "the write did not take"
+    return False, f"the card id could not be written on the tag ({why})", None
 
 
 class Enrollment:

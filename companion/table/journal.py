@@ -30,50 +30,22 @@ from typing import Any
 
 from companion.table.disk import make_folder, read_only_fs, sandbox_write_hint, sync_directory
 from companion.table.entries import Entry, GameLog, Keyed, effective_entries
+from companion.table.schema import (
+    JournalError as JournalError,  # the journal's errors, named here for its users
+)
+from companion.table.schema import (
+    JournalSchemaError as JournalSchemaError,
+)
+from companion.table.schema import (
+    create_archive_schema,
+    create_schema,
+    has_key_column,
+)
 from companion.table.wal import WalReport, inspect_wal
 
 log = logging.getLogger(__name__)
 
-ENTRY_COLUMNS = ("seq", "at", "event", "key")
-ENTRIES = """
-CREATE TABLE IF NOT EXISTS entries (
-    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
-    at    TEXT NOT NULL,
-    event TEXT NOT NULL,
-    key   TEXT
-)
-"""
-# The archive keeps the live file's sequence numbers: the two files are one log.
-ARCHIVED_ENTRIES = ENTRIES.replace("AUTOINCREMENT", "")
-KEYS = "CREATE UNIQUE INDEX IF NOT EXISTS entries_key ON entries (key) WHERE key IS NOT NULL"
-
-# The answer a keyed input got (its public view), so a retry gets the same one. Only for the live
-# file's entries: a retry comes seconds later, not after the game has been archived.
-ANSWERS = """
-CREATE TABLE IF NOT EXISTS answers (
-    seq  INTEGER PRIMARY KEY,
-    body TEXT NOT NULL
-)
-"""
-
-# Kept beside the entries, never folded into the game: each time opening the journal found a torn
-# last write (see companion.table.wal), so `companion doctor` can report it after the daemon restarted.
-RECOVERIES = """
-CREATE TABLE IF NOT EXISTS recoveries (
-    at     TEXT NOT NULL,
-    detail TEXT NOT NULL
-)
-"""
-
 ARCHIVE_BATCH = 1000  # entries moved per pair of transactions: the journal's lock is never held long
-
-
-class JournalError(Exception):
-    """The journal cannot be read or written; the message says what to do."""
-
-
-class JournalSchemaError(JournalError):
-    """The file is a SQLite database but not a journal the companion can use."""
 
 
 class Journal:
@@ -96,25 +68,27 @@ class Journal:
         # SQLite silently drops a torn write at the end of the WAL when it opens the file: look first.
         self.wal: WalReport | None = None if read_only or self.memory else inspect_wal(self.path)
         created = not self.memory and not Path(self.path).exists()
-        self._db = self._connect(self.path, read_only, create=_schema)
+        self._db = self._connect(self.path, read_only, create=create_schema)
         if created and not self.read_only:
             sync_directory(Path(self.path).parent)  # the new file's name is on disk too
-        self._has_key = _has_key_column(self._db, self.path, self.read_only)
+        self._has_key = has_key_column(self._db, self.path, self.read_only)
         # Checked once at start-up (`verify`) and in doctor; /healthz and the watchdog read this
         # answer, never the disk.
         self.integrity = "not checked"
         if self.read_only and not read_only:
-            hint = sandbox_write_hint(self.path)  # not the disk: the service's sandbox
-            if hint:
-                log.warning("the journal %s is read-only for the service: %s", self.path, hint)
-            else:
-                log.warning("the journal %s is on a read-only disk: every input will be refused", self.path)
-        if self.wal is not None and self.wal.torn:
-            self._note_recovery(self.wal)
-        elif self.wal is not None and self.wal.committed_frames:
-            log.info("the journal was not closed cleanly (a crash or a power cut): nothing was lost")
+            _say_why_read_only(self.path)
+        if self.wal is not None:
+            self._report_wal(self.wal)
 
     # Opening
+
+    def _report_wal(self, wal: WalReport) -> None:
+        """What the WAL left at opening says about the last stop: a torn write (kept for doctor), a
+        crash that lost nothing, or a clean stop."""
+        if wal.torn:
+            self._note_recovery(wal)
+        elif wal.committed_frames:
+            log.info("the journal was not closed cleanly (a crash or a power cut): nothing was lost")
 
     def _connect(self, path: str, read_only: bool, create: Any) -> sqlite3.Connection:
         """A connection to `path`; writable ones are WAL, synchronous=FULL, with `create` run."""
@@ -176,10 +150,12 @@ class Journal:
             if not self.archive_path.exists() and not create:
                 return None
             created = not self.archive_path.exists()
-            self._archive = self._connect(str(self.archive_path), self.read_only, create=_archive_schema)
+            self._archive = self._connect(
+                str(self.archive_path), self.read_only, create=create_archive_schema
+            )
             if created:
                 sync_directory(self.archive_path.parent)
-            _has_key_column(self._archive, str(self.archive_path), self.read_only)
+            has_key_column(self._archive, str(self.archive_path), self.read_only)
         return self._archive
 
     # Writing
@@ -438,41 +414,12 @@ class Journal:
         return Entry(int(seq), str(at), event, key)
 
 
-def _schema(db: sqlite3.Connection, path: str, writable: bool) -> None:
-    """Create the journal's tables, or bring an older journal's up to date; refuse a foreign one."""
-    db.execute(ENTRIES)
-    has_key = _has_key_column(db, path, read_only=False)  # before anything is added to the file
-    if not writable:
-        return
-    if not has_key:  # a journal from before idempotency keys
-        db.execute("ALTER TABLE entries ADD COLUMN key TEXT")
-    db.execute(KEYS)
-    db.execute(ANSWERS)
-    db.execute(RECOVERIES)
-
-
-def _archive_schema(db: sqlite3.Connection, path: str, writable: bool) -> None:
-    db.execute(ARCHIVED_ENTRIES)
-    _has_key_column(db, path, read_only=False)
-    if writable:
-        db.execute(KEYS)
-
-
-def _has_key_column(db: sqlite3.Connection, path: str, read_only: bool) -> bool:
-    """Refuse a file whose entries table is not a journal's; True if it has the key column."""
-    try:
-        columns = tuple(str(row[1]) for row in db.execute("PRAGMA table_info(entries)"))
-    except sqlite3.DatabaseError:
-        if read_only:
-            return False  # not a database at all: doctor's integrity check says so
-        raise
-    if columns in ((), ENTRY_COLUMNS, ENTRY_COLUMNS[:3]):
-        return columns == ENTRY_COLUMNS
-    raise JournalSchemaError(
-        f"{path}: not a journal this version can use (its entries table has the columns "
-        f"({', '.join(columns)}), a journal's are ({', '.join(ENTRY_COLUMNS)})): move it away to start "
-        "a new one, or point [journal] path at the right file"
-    )
+def _say_why_read_only(path: str) -> None:
+    hint = sandbox_write_hint(path)  # not the disk: the service's sandbox
+    if hint:
+        log.warning("the journal %s is read-only for the service: %s", path, hint)
+    else:
+        log.warning("the journal %s is on a read-only disk: every input will be refused", path)
 
 
 def with_transaction(db: sqlite3.Connection, statement: str, rows: list[Any]) -> None:

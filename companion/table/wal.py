@@ -62,21 +62,38 @@ def inspect_wal(db_path: str | Path) -> WalReport | None:
         return WalReport(str(path), 0, 0, 0, 0)
     if size < HEADER:
         return WalReport(str(path), size, 0, 0, size)  # even the header was cut off
+    header = _header(data)
+    if header is None:  # SQLite ignores a WAL whose header is not whole: nothing of it is replayed.
+        return WalReport(str(path), size, 0, 0, size)
+    order, page_size, salts, checks = header
+    frame = FRAME_HEADER + page_size
+    committed, end = _last_commit(data, order, frame, salts, checks)
+    return WalReport(str(path), size, committed, end, _torn_bytes(data, end, frame, *salts))
+
+
+def _header(data: bytes) -> tuple[str, int, tuple[int, int], tuple[int, int]] | None:
+    """The WAL header's byte order, page size, salts and checksum; None if it is not whole."""
     magic, _version, page_size, _seq, salt1, salt2, check1, check2 = struct.unpack(">8I", data[:HEADER])
     order = MAGIC_ORDER.get(magic)
     valid_page = 512 <= page_size <= 65536 and page_size & (page_size - 1) == 0
     if order is None or not valid_page or checksum(data[:24], order, 0, 0) != (check1, check2):
-        # SQLite ignores a WAL whose header is not whole: nothing of it is replayed.
-        return WalReport(str(path), size, 0, 0, size)
-    frame = FRAME_HEADER + page_size
-    s0, s1 = check1, check2
+        return None
+    return order, page_size, (salt1, salt2), (check1, check2)
+
+
+def _last_commit(
+    data: bytes, order: str, frame: int, salts: tuple[int, int], checks: tuple[int, int]
+) -> tuple[int, int]:
+    """Walk the frames while each one's salts and running checksum hold: the number of frames up to
+    the last commit frame, and where that commit ends."""
+    s0, s1 = checks
     offset = end = HEADER
     frames = committed = 0
-    while offset + frame <= size:
+    while offset + frame <= len(data):
         page_no, commit, f_salt1, f_salt2, f_check1, f_check2 = struct.unpack(
             ">6I", data[offset : offset + FRAME_HEADER]
         )
-        if page_no == 0 or (f_salt1, f_salt2) != (salt1, salt2):
+        if page_no == 0 or (f_salt1, f_salt2) != salts:
             break
         s0, s1 = checksum(data[offset : offset + 8], order, s0, s1)
         s0, s1 = checksum(data[offset + FRAME_HEADER : offset + frame], order, s0, s1)
@@ -86,7 +103,7 @@ def inspect_wal(db_path: str | Path) -> WalReport | None:
         offset += frame
         if commit:
             end, committed = offset, frames
-    return WalReport(str(path), size, committed, end, _torn_bytes(data, end, frame, salt1, salt2))
+    return committed, end
 
 
 def _torn_bytes(data: bytes, end: int, frame: int, salt1: int, salt2: int) -> int:

@@ -54,8 +54,34 @@ def create_app(
     app.register_blueprint(cards_api)
     app.register_blueprint(presentation)
     app.register_blueprint(history)
-    allowed = allowed_hosts(hosts)
+    _refuse_other_hosts(app, allowed_hosts(hosts))
+    app.after_request(compress_answer)  # JSON answers: gzip and ETag (companion.webapp.static)
+    _serve_pages(app, files)
+    return app
 
+
+# Each page of web/ and its address (the endpoint is the page's name).
+PAGES = {
+    "/": "scoreboard.html",
+    "/control": "control.html",
+    "/history": "history.html",
+    "/pair": "pair.html",
+}
+
+
+def _serve_pages(app: Flask, files: StaticFiles) -> None:
+    def static(filename: str) -> Any:
+        return files.response(filename)
+
+    def page_view(page: str) -> Callable[[], Any]:
+        return lambda: files.response(page)
+
+    app.add_url_rule("/static/<path:filename>", "static", static)
+    for path, page in PAGES.items():
+        app.add_url_rule(path, page.removesuffix(".html"), page_view(page))
+
+
+def _refuse_other_hosts(app: Flask, allowed: frozenset[str]) -> None:
     @app.before_request
     def known_host() -> Any:
         """Against DNS rebinding: a page on another site that makes its name point at the table
@@ -67,30 +93,6 @@ def create_app(
             f"This table does not answer to the name {host!r}: use its address or a name in [server] hosts."
         )
         return jsonify({"error": message}), 421
-
-    app.after_request(compress_answer)  # JSON answers: gzip and ETag (companion.webapp.static)
-
-    @app.get("/static/<path:filename>")
-    def static(filename: str) -> Any:
-        return files.response(filename)
-
-    @app.get("/")
-    def scoreboard() -> Any:
-        return files.response("scoreboard.html")
-
-    @app.get("/control")
-    def control() -> Any:
-        return files.response("control.html")
-
-    @app.get("/history")
-    def history_page() -> Any:
-        return files.response("history.html")
-
-    @app.get("/pair")
-    def pair() -> Any:
-        return files.response("pair.html")
-
-    return app
 
 
 def allowed_hosts(extra: Iterable[str] = ()) -> frozenset[str]:
