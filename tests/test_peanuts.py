@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -21,10 +22,12 @@ from typing import Any
 import pytest
 
 from companion.core.resources import seeds_dir
-from companion.games.base import GameError
+from companion.games.base import GameError, MalformedInput
 from companion.games.catalog import DataError, load_catalog, parse_game
 from companion.games.peanuts import Discard, Peanuts, PeanutsState, StepKind
+from companion.games.peanuts import elimination as peanuts_elimination
 from companion.games.peanuts import engine as peanuts_engine
+from companion.games.peanuts import roles as peanuts_roles
 from companion.games.peanuts import view as peanuts_view
 from companion.games.peanuts.rules import PeanutsRules
 
@@ -1837,7 +1840,8 @@ def test_the_hidden_card_check_catches_a_prompt_that_knows_a_face_down_card(monk
             for card in rules.cards.values()
         )
 
-    for module in (peanuts_engine, peanuts_view):  # the rules and the prompts ask it
+    # The rules (the Secret Police's outcome, the Assassin check) and the prompts ask it.
+    for module in (peanuts_roles, peanuts_elimination, peanuts_view):
         monkeypatch.setattr(module, "could_hold", knows_face_down)
     with pytest.raises(AssertionError, match="tells the table more"):
         hidden_card_games(8)
@@ -1918,6 +1922,49 @@ def test_the_secret_police_on_the_last_card_brings_the_spy_back_to_draw() -> Non
     game.tap("spy-1", seat=0)
     game.tap("agent-2", seat=2)
     assert game.view["showdown"]["winners"] == [0]  # Spy x Telepath beats Handler x Agent
+
+
+@pytest.mark.rule("PEA-46")
+def test_what_the_telepath_and_the_secret_police_show_is_never_entered() -> None:
+    """Ann's Telepath has Bob and Cy show her their hands, then her Secret Police looks at Bob's hand
+    again: Bob holds the Agent 1, Cy the Seer 1, seen by Ann alone. Neither action takes a card: a tap
+    of a card seen is refused and changes nothing, a `spy-found` or a draw that carries a card is
+    refused as malformed (and the engine, given one anyway, reads only "found"), and afterwards the
+    public view and the log name only the cards the whole table saw."""
+    game = Game(3, ["informant-1", "handler-1", "secret-police-2"])
+    seen = {1: "agent-1", 2: "seer-1"}  # the hands shown to Ann, never tapped
+    game.do("draw")
+    game.play("telepath-1", "assist")
+    assert game.prompt["step"] == "draw" and game.seat == 0 and not game.prompt["tap"]  # Ann plays again
+    for seat, card in seen.items():
+        game.refused({"type": "tap", "card": cid(card)}, "Not now")
+        game.refused({"type": "tap", "card": cid(card), "seat": seat}, "Not now")
+    with pytest.raises(MalformedInput, match="'card'"):
+        ENGINE.canonical({"type": "draw", "card": cid("agent-1")})
+
+    game.do("draw")
+    game.play("secret-police-1", "assist")
+    game.do("target", seat=1)
+    assert game.prompt["step"] == "spy-found" and not game.prompt["tap"]
+    assert all(set(event) <= {"type", "found", "seat"} for event in game.actions())
+    game.refused({"type": "tap", "card": cid("agent-1")}, "Not now")
+    game.refused({"type": "tap", "card": cid("agent-1"), "seat": 0}, "Not now")
+    game.refused({"type": "tap", "card": cid("spy-1")}, "Not now")  # not even the Spy
+    carrying = {"type": "spy-found", "found": False, "card": cid("agent-1")}
+    with pytest.raises(MalformedInput, match="'card'"):
+        ENGINE.canonical(carrying)
+    assert ENGINE.apply(game.state, carrying) == ENGINE.apply(
+        game.state, {"type": "spy-found", "found": False}
+    )
+    game.do("spy-found", found=False)
+
+    assert game.prompt["step"] == "draw" and game.seat == 1 and game.hand_counts() == [1, 1, 1]
+    public = cid_list("informant-1 handler-1 secret-police-2 telepath-1 secret-police-1")
+    view = json.dumps(game.view)
+    assert set(re.findall(r"peanuts/[a-z-]+-\d+", view)) <= {*public, game.state.set_aside}
+    log = " ".join(game.view["log"])
+    for card in seen.values():
+        assert cid(card) not in view and DATA.cards[cid(card)].name not in log
 
 
 def test_every_step_kind_has_a_handler_and_a_prompt() -> None:

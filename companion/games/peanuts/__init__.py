@@ -13,8 +13,13 @@ contradicts such a record is accepted and makes that record unknown. A claim is 
 until it wins.
 
 The package: `rules` (the game data, parsed once), `state` (the state, its step queue and what the
-table sees), `engine` (setup, the steps, the claim), `showdown` (ranking the hands), `view` (the
-prompt and the public view).
+table sees), `engine` (the `Peanuts` engine: setup, the queries, and `STEPS`, which finds the handler
+of each step), `moves` (what the steps share: checking an input, a card discarded, an action void),
+`rounds` (the deal and the Roles shown, the turns begun and ended, the showdown, the round won),
+`turn` (the draw, the card played for its ASSIST or DEPLOY), `roles` (each Role's ASSIST and DEPLOY,
+and the steps they queue), `elimination` (the receiver's Assassin check, a player out), `claim`
+(Finding the Family), `showdown` (ranking the hands), `view` (the prompt and the public view). No
+module of the package imports this face.
 
 Inputs (every one may carry ``"seat"``: it must then be the seat the prompt asks, except where a seat
 is the choice itself):

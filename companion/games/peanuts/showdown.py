@@ -17,7 +17,7 @@ NOT_FOUND = 10**6  # the combination rank of a showdown hand without any combina
 
 def pile_notches(rules: PeanutsRules, state: PeanutsState, seat: int) -> int:
     """The notches of `seat`'s discard pile, face-down cards included (an unknown one is asked
-    before a result is kept, see `Peanuts._settle_showdown`)."""
+    before a result is kept, see `rounds.settle_showdown`)."""
     return sum(rules.notches(d.card) for d in state.piles[seat] if d.card is not None)
 
 

@@ -48,7 +48,7 @@ CLAIM_STEPS = frozenset({StepKind.ACT, StepKind.AGENT_DISCARD, StepKind.SEER_DRA
 @dataclass
 class Discard:
     """One card of a discard pile. A face-down card is known to the engine, never shown; its `card`
-    is None once a tap proved the record wrong (see `Peanuts._unplaced`)."""
+    is None once a tap proved the record wrong (see `moves.unplaced`)."""
 
     card: str | None
     face_up: bool
