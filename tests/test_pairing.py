@@ -3,8 +3,11 @@ an HttpOnly, SameSite=Strict cookie; the token never crosses the Wi-Fi. The scor
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from companion.appliance.daemon import Daemon
 from companion.webapp.pairing import CODE_TRIES, COOKIE
@@ -49,6 +52,43 @@ def test_a_code_works_once_and_wrong_tries_use_it_up(client: Any, daemon: Daemon
     assert second.post("/api/pair", json={"code": code}).status_code == 403  # withdrawn
     assert second.post("/api/pair", json={}).status_code == 400
     assert second.post("/api/pairing").status_code == 401  # only the table's side makes codes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps({"code": "\ud800"}).encode(),  # a lone surrogate, escaped in the JSON
+        b'{"code": "\xed\xa0\x80"}',  # the same as raw bytes, which no UTF-8 allows
+        b'{"code": "12\xff34"}',  # bytes that are not UTF-8 at all
+        json.dumps({"code": "123456", "\udfff": 1}).encode(),  # a field name
+        json.dumps({"code": ["1", {"deep": "\udc80"}]}).encode(),
+    ],
+)
+def test_a_code_that_is_not_text_is_a_400_and_costs_no_try(client: Any, daemon: Daemon, body: bytes) -> None:
+    """Issue 25: with a code live, a pairing request that is not text answered 500 (UnicodeEncodeError
+    in Pairing.pair). It is refused before the code is looked at: no try is counted."""
+    code = new_code(client)
+    pairing = daemon.app.extensions["companion"].pairing
+    stranger = daemon.app.test_client()
+    answer = stranger.post("/api/pair", data=body, content_type="application/json")
+    assert answer.status_code == 400, answer.get_data()
+    assert "text" in answer.get_json()["error"] or "JSON" in answer.get_json()["error"]
+    assert pairing.wrong_tries == 0
+    assert stranger.post("/api/pair", json={"code": code}).status_code == 200  # the code still works
+
+
+def test_every_route_names_the_field_that_is_not_text(client: Any) -> None:
+    started = client.post("/api/games", json={"game": "spy", "players": ["Ann", "Bo\ud83d"]}, headers=AUTH)
+    assert started.status_code == 400
+    assert started.get_json()["error"].startswith("'players[1]' is not valid text")
+    options = {"game": "spy", "players": ["Ann", "Bob"], "options": {"start": "\udc00"}}
+    assert (
+        client.post("/api/games", json=options, headers=AUTH)
+        .get_json()["error"]
+        .startswith("'options.start'")
+    )
+    assert client.post("/api/taps", json={"card": "spy/\ud800"}, headers=AUTH).status_code == 400
+    assert client.get("/api/state").get_json()["status"] == "idle"  # nothing was started
 
 
 def test_a_forged_cookie_is_refused_and_devices_stay_paired_across_a_restart(tmp_path: Path) -> None:

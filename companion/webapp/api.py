@@ -64,11 +64,47 @@ def json_body() -> dict[str, Any]:
         body = request.get_json(force=True)  # `curl -d` sends no JSON content type
     except (ValueError, RecursionError, NotJSON):  # not JSON, not UTF-8, nested too deep
         body = None
-    if not isinstance(body, dict):
-        message = "The request body must be a JSON object."
+    message = "The request body must be a JSON object." if not isinstance(body, dict) else not_text(body)
+    if message:
         services().table.report_error(message)
         raise BadRequest(message)
-    return body
+    return body  # type: ignore[no-any-return]
+
+
+def not_text(body: dict[str, Any]) -> str | None:
+    """Why a string of `body` (a field name or a value, at any depth) is not text, naming where it is;
+    None when every one is. JSON may escape a lone UTF-16 surrogate (`"\\ud800"`), and Python's JSON
+    reader lets the raw bytes ED A0 80 through as one too: no UTF-8 can carry it, so a later
+    `.encode()` (a pairing code's, the journal's) would fail on it."""
+    for where, text, is_name in _strings(body):
+        if not _encodable(text):
+            what = f"A field name in {where or 'the body'!r}" if is_name else f"{where!r}"
+            return f"{what} is not valid text: it holds a lone surrogate, which UTF-8 cannot carry."
+    return None
+
+
+def _strings(body: Any) -> Iterator[tuple[str, str, bool]]:
+    """Every string of a JSON value: (where, the string, whether it is a field name). `where` is
+    `players[2]` or `options.start`; a field name's is the object that holds it, never the name itself."""
+    pending: list[tuple[str, Any]] = [("", body)]
+    while pending:  # not recursive: a body may be nested as deep as the JSON reader allows
+        where, value = pending.pop()
+        if isinstance(value, str):
+            yield where, value, False
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield where, key, True
+                pending.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(value))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class BadRequest(Exception):

@@ -74,6 +74,12 @@ class Pairing:
         log.warning("a control device was paired (%d paired)", len(self._devices))
         return secret
 
+    @property
+    def wrong_tries(self) -> int:
+        """Wrong codes typed since the current code was made (at CODE_TRIES it is withdrawn)."""
+        with self._lock:
+            return self._tries
+
     def knows(self, secret: str | None) -> bool:
         if not secret:
             return False
@@ -111,6 +117,3 @@ class Pairing:
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-# `companion pair`: ask the running daemon for a code, over loopback, with the token from the config.
