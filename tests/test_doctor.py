@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from test_crash import PLAYERS, Companion, free_port
 
-from companion.appliance import doctor
 from companion.appliance.cli import main
 from companion.games import build_engines
 from companion.games.catalog import load_catalog
@@ -26,7 +25,7 @@ from companion.table.table import Table
 def no_installed_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever this machine has in /etc, the tests say which config they mean."""
     monkeypatch.setattr("companion.core.config.INSTALLED_CONFIG", tmp_path / "not-installed.toml")
-    monkeypatch.setattr(doctor, "SERVICE_UNIT", tmp_path / "not-installed.service")
+    monkeypatch.setattr("companion.appliance.doctor.system.SERVICE_UNIT", tmp_path / "not-installed.service")
     monkeypatch.delenv("COMPANION_TOKEN", raising=False)
     monkeypatch.delenv("COMPANION_DB", raising=False)
 

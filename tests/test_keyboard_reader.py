@@ -147,7 +147,7 @@ def test_a_spy_team_trick_on_a_seat_reader_with_an_unplug(
 
 
 def test_doctor_grabs_a_keyboard_reader_for_a_moment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from companion.appliance.doctor import check_reader
+    from companion.appliance.doctor.readers import check_reader
 
     path = tmp_path / "usb-reader-event-kbd"
     path.touch()

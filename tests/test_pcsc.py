@@ -195,7 +195,7 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
 
 
 def test_doctor_finds_the_pcsc_reader_or_names_those_pcscd_lists(pcscd: Pcscd) -> None:
-    from companion.appliance.doctor import check_reader
+    from companion.appliance.doctor.readers import check_reader
 
     found = check_reader(f"pcsc:{READER}")
     assert found.line().startswith(f"ok   reader: PC/SC reader {READER}: reads and writes the card id")

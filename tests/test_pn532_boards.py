@@ -98,7 +98,7 @@ def test_its_pins_are_reserved(device: str) -> None:
 def test_doctor_wakes_it(
     device: str, bus: Pn532Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from companion.appliance.doctor import check_reader
+    from companion.appliance.doctor.readers import check_reader
     from companion.readers import pn532
 
     name = device.partition(":")[2]

@@ -165,15 +165,16 @@ def test_its_pins_are_reserved() -> None:
 def test_doctor_finds_it(
     device: str, board: Rc522Board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from companion.appliance import doctor
-    from companion.appliance.doctor import check_reader
+    from companion.appliance.doctor.readers import check_reader
     from companion.readers import rc522
 
     name = device.partition(":")[2]
     kernel_device = tmp_path / f"spidev{name[3:]}"
     monkeypatch.setitem(rc522.BUSES, name, replace(rc522.BUSES[name], device=kernel_device))
     boot_config = tmp_path / "config.txt"
-    monkeypatch.setattr(doctor, "BOOT_CONFIGS", (boot_config, Path("/nonexistent")))
+    monkeypatch.setattr(
+        "companion.appliance.doctor.readers.BOOT_CONFIGS", (boot_config, Path("/nonexistent"))
+    )
     boot_config.write_text("# dtparam=spi=on\ndtparam=audio=on\n")
     off = check_reader(device)
     assert off.status == "FAIL" and "SPI is off" in off.message and "raspi-config" in off.fix

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.appliance import doctor
 from companion.appliance.cli import main
+from companion.appliance.doctor.storage import check_overlay
 from companion.readers.frontend import close_frontend, open_frontend
 from companion.table import journal
 from companion.table.disk import sandbox_write_hint
@@ -48,12 +48,12 @@ def test_doctor_warns_that_an_overlay_root_forgets_the_journal(tmp_path: Path) -
         "overlayroot / overlay rw,relatime,lowerdir=/media/root-ro,upperdir=/media/root-rw/overlay 0 0\n"
         "/dev/mmcblk0p1 /boot/firmware vfat rw,relatime 0 0\n"
     )
-    [check] = doctor.check_overlay(Path("/var/lib/companion/journal.db"), mounts)
+    [check] = check_overlay(Path("/var/lib/companion/journal.db"), mounts)
     assert check.status == "warn" and "lost at every reboot" in check.message
-    assert doctor.check_overlay(Path("/boot/firmware/journal.db"), mounts) == []
+    assert check_overlay(Path("/boot/firmware/journal.db"), mounts) == []
     # A container's overlay root (upper dir on disk) keeps its writes: no warning.
     mounts.write_text("overlay / overlay rw,lowerdir=/var/lib/docker/l/A,upperdir=/var/lib/docker/B 0 0\n")
-    assert doctor.check_overlay(Path("/var/lib/companion/journal.db"), mounts) == []
+    assert check_overlay(Path("/var/lib/companion/journal.db"), mounts) == []
 
 
 def test_enrolling_on_a_reader_the_service_holds_is_refused_in_one_line(
