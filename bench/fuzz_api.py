@@ -1,6 +1,7 @@
 """Fuzz a real daemon over HTTP: N random requests over every route (tests/fuzzing.py), counting the
-answers by status. Goal (issue 13): 0 answers 5xx, the daemon still answering at the end, and no
-refused request (4xx) changing the table's state or its journal.
+answers by status, half of them with a pairing code live (issue 25). Goal (issue 13): 0 answers
+5xx, the daemon still answering at the end, and no refused request (4xx) changing the table's state
+or its journal.
 
     .venv/bin/python bench/fuzz_api.py [--examples 10000]
 
@@ -29,7 +30,17 @@ from tests.fuzzing import requests
 from tests.servers import TOKEN, running_companion
 
 
+def new_pairing_code(port: int) -> None:
+    """Make a pairing code live, as `companion pair` does (over loopback, with the token)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("POST", "/api/pairing", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert connection.getresponse().status == 201
+    connection.close()
+
+
 def send(port: int, request: dict[str, Any]) -> int:
+    if request.get("live_code"):
+        new_pairing_code(port)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         connection.putrequest(request["method"], request["path"], skip_host="Host" in request["headers"])
