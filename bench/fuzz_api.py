@@ -30,6 +30,15 @@ from tests.fuzzing import requests
 from tests.servers import TOKEN, running_companion
 
 
+def not_text_body(body: bytes | None) -> bool:
+    """A body whose JSON holds a lone surrogate, escaped or as raw bytes."""
+    try:
+        text = json.dumps(json.loads(body or b"null"))  # escapes every surrogate as \\udXXX
+    except (ValueError, RecursionError):
+        return False
+    return any(f"\\u{high}" in text.lower() for high in ("d8", "d9", "da", "db", "dc", "dd", "de", "df"))
+
+
 def new_pairing_code(port: int) -> None:
     """Make a pairing code live, as `companion pair` does (over loopback, with the token)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -78,6 +87,7 @@ def main() -> int:
     args = parser.parse_args()
     statuses: Counter[int] = Counter()
     changed_by_refusal: list[dict[str, Any]] = []
+    live_pairs: Counter[str] = Counter()  # pairing attempts while a code was live, by kind of body
     with tempfile.TemporaryDirectory() as folder, running_companion(Path(folder) / "journal.db") as server:
         started = time.monotonic()
 
@@ -89,6 +99,8 @@ def main() -> int:
             before = snapshot(server.port)
             status = send(server.port, request)
             statuses[status] += 1
+            if request.get("live_code") and request["path"] == "/api/pair" and request["method"] == "POST":
+                live_pairs["not text" if not_text_body(request["body"]) else "text"] += 1
             if 400 <= status < 500 and snapshot(server.port) != before:
                 changed_by_refusal.append(request)
 
@@ -99,6 +111,7 @@ def main() -> int:
     five = sum(n for status, n in statuses.items() if status >= 500)
     print(f"{total} requests in {seconds:.0f} s: {five} answered 5xx; daemon still answering: {alive}")
     print(f"refusals that changed the state: {len(changed_by_refusal)}")
+    print(f"pairing attempts with a code live: {live_pairs.total()} ({live_pairs['not text']} not text)")
     print("by status: " + ", ".join(f"{status}: {n}" for status, n in sorted(statuses.items())))
     return 0 if five == 0 and alive and not changed_by_refusal else 1
 

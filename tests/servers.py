@@ -7,9 +7,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +31,21 @@ class Server:
         self.process = process
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        # The daemon's output, read as it comes: a pipe nobody reads fills up (64 KiB) and then blocks
+        # the daemon's next log line, and whichever request was logging with it.
+        self.output: deque[str] = deque(maxlen=400)
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        self._reader.start()
+
+    def _read_output(self) -> None:
+        if self.process.stdout is not None:
+            for line in self.process.stdout:
+                self.output.append(line)
+
+    def printed(self) -> str:
+        """The daemon's last 400 lines of output, once it has stopped."""
+        self._reader.join(timeout=5)
+        return "".join(self.output)
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -65,8 +82,10 @@ def running_companion(
                     break
             except (urllib.error.URLError, ConnectionError):
                 if process.poll() is not None or time.monotonic() > deadline:
-                    output = process.stdout.read() if process.stdout else ""
-                    raise RuntimeError(f"companion did not start:\n{output}") from None
+                    if process.poll() is None:
+                        process.kill()
+                    process.wait()
+                    raise RuntimeError(f"companion did not start:\n{server.printed()}") from None
                 time.sleep(0.1)
         yield server
     finally:
