@@ -7,7 +7,7 @@ or its journal.
 
 The daemon is `companion run` (waitress, mock pins, a fresh journal) in another process; requests
 go over loopback with http.client, one connection each. CI runs a small in-process sample of the
-same requests (tests/test_fuzz.py).
+same requests (tests/web/test_fuzz.py).
 """
 
 from __future__ import annotations

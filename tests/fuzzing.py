@@ -1,4 +1,4 @@
-"""Random HTTP requests over every route of the daemon, for tests/test_fuzz.py (a small sample in CI)
+"""Random HTTP requests over every route of the daemon, for tests/web/test_fuzz.py (a small sample in CI)
 and bench/fuzz_api.py (10,000+ against a real server). What a request may be:
 
 - a method, any of HTTP's (and one made up), on a route, a route with junk appended, or junk;

@@ -68,8 +68,8 @@ def spy(call: Call) -> Iterator[str]:
 
 
 def peanuts(call: Call, players: int = 5, seed: int = 1819) -> Iterator[str]:
-    """Mission for Peanuts: the seeded table of tests/test_peanuts.py, its inputs posted one by one."""
-    from tests.test_peanuts import NAMES, Table
+    """Mission for Peanuts: the seeded table of tests/games/test_peanuts.py, its inputs posted one by one."""
+    from tests.games.test_peanuts import NAMES, Table
 
     table = Table(players, seed)
     table.play()

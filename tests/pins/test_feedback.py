@@ -29,7 +29,7 @@ from companion.pins.devices import DEFAULT_PINS, PinLayout
 from companion.pins.feedback import Feedback, Sound, beeps, rest_of
 from companion.pins.patterns import AMBER, BLUE, GREEN, PATTERNS, SILENT, Pattern
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "feedback.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "feedback.md"
 # Timing slack. A change is never early (the player waits for each deadline). On a busy machine a
 # thread may wake late now and then, so one change may be up to STALL late; but most are on time
 # (their median lateness within TOL), which a wrong duration anywhere in a pattern would break.

@@ -13,7 +13,7 @@ from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient
 from tests.pn532_emulator import MifareClassic, Ntag, Pn532Emulator, ndef_tlv
 from tests.spy_team_play import trick_cards
-from tests.test_crash import Companion
+from tests.table.test_crash import Companion
 
 
 class TableWithPn532(Companion):

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_crash import PLAYERS, Companion, free_port
 
 from companion.appliance.cli import main
 from companion.games import build_engines
 from companion.games.catalog import load_catalog
 from companion.table.journal import Journal
 from companion.table.table import Table
+from tests.table.test_crash import PLAYERS, Companion, free_port
 
 
 @pytest.fixture(autouse=True)

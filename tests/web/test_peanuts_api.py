@@ -10,7 +10,7 @@ from typing import Any
 
 from companion.appliance.daemon import Daemon
 from tests.conftest import AUTH, column, open_event_stream, state
-from tests.test_peanuts import ENGINE, NAMES, Table, X
+from tests.games.test_peanuts import ENGINE, NAMES, Table, X
 
 Cues = list[dict[str, Any]]
 Step = tuple[dict[str, Any], list[str]]
@@ -319,7 +319,7 @@ def test_four_player_game_to_its_winner(daemon: Daemon, client: Any, cues: Cues)
 
 
 class ApiTable(Table):
-    """The seeded table of tests/test_peanuts.py, played through the API: each input is posted, the
+    """The seeded table of tests/games/test_peanuts.py, played through the API: each input is posted, the
     companion's answer must be the engine's view of the same game, with the same cues, and every
     impossible input it tries is refused with a 409 that journals nothing."""
 

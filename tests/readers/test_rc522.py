@@ -26,7 +26,7 @@ from tests.rc522_emulator import SITECUSTOMIZE, WIRE_ENV, Rc522Board, SpiWire, o
 from tests.servers import running_companion
 from tests.spy_team_play import trick_cards
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 spidev = pytest.importorskip("spidev", reason="needs the rc522 extra (spidev)")
 pytest.importorskip("JoyIT_RC522", reason="needs the rc522 extra (joyit-rc522)")
 

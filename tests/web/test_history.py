@@ -19,12 +19,12 @@ from companion.games.base import GameError
 from companion.games.catalog import load_catalog
 from companion.table.journal import Journal
 from companion.webapp.history import game_records
-from tests import test_peanuts
 from tests.conftest import AUTH
+from tests.games import test_peanuts
+from tests.games.test_spy import ENGINE as SPY
+from tests.games.test_spy import _assert_names_only, _revealed, scripted_game
 from tests.servers import Server
 from tests.spy_team_play import trick_cards
-from tests.test_spy import ENGINE as SPY
-from tests.test_spy import _assert_names_only, _revealed, scripted_game
 
 ENGINES = build_engines(load_catalog())
 
@@ -145,7 +145,7 @@ def test_the_history_page_reads_on_a_phone_and_a_tablet(browser: Browser, server
 
 
 def test_a_peanuts_game_in_the_history_tells_only_its_public_story(tmp_path: Path) -> None:
-    """A simulated game (tests/test_peanuts.py: real cards moved in step) journaled input by input:
+    """A simulated game (tests/games/test_peanuts.py: real cards moved in step) journaled input by input:
     its history is its final public view's log and summary, and names no card by id."""
     played = test_peanuts.Table(3, 1003)
     played.play()

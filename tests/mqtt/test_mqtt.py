@@ -30,11 +30,11 @@ from companion.appliance.daemon import Daemon
 from companion.core.config import Config, MqttSettings
 from companion.core.cues import CUE_NAMES
 from companion.mqtt.league import LeagueStore
-from tests import test_peanuts_api as peanuts
 from tests.conftest import AUTH, TOKEN
 from tests.mosquitto import MOSQUITTO, Broker, Listener
 from tests.servers import Server, free_port, running_companion
 from tests.spy_team_play import choose, sabotage_round
+from tests.web import test_peanuts_api as peanuts
 
 pytestmark = pytest.mark.skipif(not MOSQUITTO, reason="needs Debian's mosquitto (scripts/test installs it)")
 
@@ -79,7 +79,7 @@ def spy_team_game(http: Http, players: list[str]) -> dict[str, Any]:
 
 
 def spy_game(http: Http) -> None:
-    """Two players of SPY; Bob (seat 1) wins (the game of tests/test_spy_api.py)."""
+    """Two players of SPY; Bob (seat 1) wins (the game of tests/web/test_spy_api.py)."""
     http.post("/api/games", {"game": "spy", "players": ["Ann", "Bob"], "options": {"start": 1}})
     for card in ("green-spy", "red-spy", "green-top-secret-2", "red-bomb-2-extra", "green-safe-1"):
         http.post("/api/taps", {"card": f"spy/{card}"})

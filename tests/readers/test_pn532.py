@@ -213,7 +213,7 @@ def test_two_cards_on_a_pn532_read_as_the_one_that_answers_first(board: Pn532Emu
         assert taps.taps == [{"card": "spy-team/red-1", "seat": None}]
     finally:
         reader.stop()
-    docs = (Path(__file__).parent.parent / "docs" / "nfc.md").read_text()
+    docs = (Path(__file__).parents[2] / "docs" / "nfc.md").read_text()
     assert "an RC-S380\n  reads **nothing**" in docs  # not "whichever answers first" for every reader
 
 

@@ -196,7 +196,7 @@ def test_auto_without_a_reader_falls_back_to_the_virtual_mat(caplog: pytest.LogC
         pytest.skip("a real NFC reader is plugged in here")
     caplog.set_level("INFO")
     readers = families.readers_from_config([{"device": "auto"}, {"device": "virtual"}])
-    # The `auto` reader stands for the virtual mat while it keeps looking (tests/test_pn532.py).
+    # The `auto` reader stands for the virtual mat while it keeps looking (tests/readers/test_pn532.py).
     assert [r.status()["kind"] for r in readers] == ["virtual", "virtual"]
     assert isinstance(readers[1], VirtualReader)
     assert sum("the virtual reader stands in" in r.getMessage() for r in caplog.records) == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.servers import free_port, run_arguments
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_installs_and_serves_its_pages_from_another_folder(tmp_path: Path) -> None:

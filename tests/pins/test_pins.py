@@ -26,7 +26,7 @@ from companion.pins.devices import (
 )
 from companion.pins.feedback import Feedback, Sound
 
-HARDWARE = Path(__file__).resolve().parent.parent / "hardware"
+HARDWARE = Path(__file__).resolve().parents[2] / "hardware"
 
 
 class LGPIOFactory:

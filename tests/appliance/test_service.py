@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_crash import Companion, free_port
 
 from companion.appliance.systemd import Notifier, Service, Watchdog, daemon_alive, watchdog_interval
 from companion.core.config import load_config
+from tests.table.test_crash import Companion, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "companion.service"
 INSTALL = ROOT / "systemd" / "install.sh"
 UNINSTALL = ROOT / "systemd" / "uninstall.sh"

@@ -21,7 +21,7 @@ from companion.games.catalog import DataError, load_catalog
 from companion.games.packs import ENV, load_packs, playable_games
 from tests.servers import TOKEN, Server, running_companion
 
-TOY = Path(__file__).parent / "packs" / "toy"
+TOY = Path(__file__).parents[1] / "packs" / "toy"
 WEB = web_dir()
 PLAYERS = {
     2: ["Ann", "Bob"],

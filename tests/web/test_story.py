@@ -1,5 +1,5 @@
 """Every game's story: the public log beside the board, the game-over summary, and undo naming what
-it took back. The secrecy tests (tests/test_spy.py, tests/test_peanuts.py) check the whole public
+it took back. The secrecy tests (tests/games/test_spy.py, tests/games/test_peanuts.py) check the whole public
 view, the log included; here, what the log says."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from companion.games.base import GameError
 from companion.games.catalog import load_catalog
 from companion.table.journal import Journal
 from companion.table.table import Table
-from tests import test_peanuts
+from tests.games import test_peanuts
+from tests.games.test_spy import ENGINE as SPY
+from tests.games.test_spy import scripted_game
 from tests.spy_team_play import trick_cards
-from tests.test_spy import ENGINE as SPY
-from tests.test_spy import scripted_game
 
 ENGINES = build_engines(load_catalog())
 SPY_TEAM = ENGINES["spy-team"]

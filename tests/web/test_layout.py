@@ -16,7 +16,7 @@ from tests.scripted_games import GAMES
 from tests.servers import TOKEN, Server, running_companion
 
 SIZES = [(360, 740), (390, 844), (430, 932), (768, 1024), (1024, 768), (800, 1280), (1280, 800), (1366, 1024)]
-MEASURE = (Path(__file__).parent / "js" / "layout.js").read_text()
+MEASURE = (Path(__file__).parents[1] / "js" / "layout.js").read_text()
 # What the table reads first: names, scores, whose turn (the prompt, Peanuts' news), the latest play.
 KEY = ".name, .score, .prompt, .news .big, .latest, .tricks, .card.played, .team-name"
 

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from tests.conftest import AUTH
+from tests.games.test_peanuts import Table
 from tests.scripted_games import GAMES
-from tests.test_peanuts import Table
 
 CARD_ID = re.compile(r"\b(?:spy-team|spy|peanuts)/[a-z0-9-]+")
 

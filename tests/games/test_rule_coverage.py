@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules"
 TESTS = ROOT / "tests"
 PREFIXES = {"spy-team.md": "ST", "spy.md": "SPY", "peanuts.md": "PEA"}
@@ -74,7 +74,7 @@ def all_rules() -> list[Rule]:
 
 def all_citations() -> list[tuple[str, str]]:
     cited: list[tuple[str, str]] = []
-    for module in sorted(TESTS.glob("test_*.py")):
+    for module in sorted(TESTS.rglob("test_*.py")):
         cited += citations_in(module.read_text(), module.name)
     return cited
 
