@@ -87,6 +87,7 @@ class Listener:
         self.client.on_connect = lambda c, u, f, r, p: c.subscribe([(t, 1) for t in topics])
         self.client.on_subscribe = lambda *args: self._subscribed.set()
         self.client.on_message = self._keep
+        self.client.reconnect_delay_set(min_delay=1, max_delay=2)  # back soon after a broker restart
         self.client.connect("127.0.0.1", broker.port)
         self.client.loop_start()
         assert self._subscribed.wait(5), "the test subscriber could not subscribe"
