@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from companion.table.disk import sync_directory
+
 log = logging.getLogger(__name__)
 
 COOKIE = "companion_device"
@@ -106,11 +108,15 @@ class Pairing:
     def _save(self) -> None:
         if self.path is None:
             return
-        try:
+        try:  # the new file whole on disk, then its name: a power cut leaves the old file or the new
             temporary = self.path.with_suffix(".tmp")
-            temporary.write_text(json.dumps({"devices": self._devices}), encoding="utf-8")
-            os.chmod(temporary, 0o600)
+            with open(temporary, "w", encoding="utf-8") as file:
+                os.fchmod(file.fileno(), 0o600)
+                file.write(json.dumps({"devices": self._devices}))
+                file.flush()
+                os.fsync(file.fileno())
             temporary.replace(self.path)
+            sync_directory(self.path.parent)
         except OSError as error:  # the pairing still holds until the daemon stops
             log.error("cannot save the paired devices in %s: %s", self.path, error)
 

@@ -4,13 +4,14 @@ an HttpOnly, SameSite=Strict cookie; the token never crosses the Wi-Fi. The scor
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from companion.appliance.daemon import Daemon
-from companion.webapp.pairing import CODE_TRIES, COOKIE
+from companion.webapp.pairing import CODE_TRIES, COOKIE, Pairing
 from tests.conftest import AUTH, make_config
 
 START = {"game": "spy", "players": ["Ann", "Bob"]}
@@ -168,3 +169,27 @@ def test_a_phone_paired_in_chromium_starts_a_game_without_ever_holding_the_token
     assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts cannot read it
     assert TOKEN not in page.content()
     page.close()
+
+
+def test_a_pairing_is_on_disk_before_it_is_answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: the paired devices were renamed into place with no fsync of the file or its folder,
+    so a power cut could leave the file missing or empty, and an empty file unpairs every device.
+    Now the new file is synced, renamed, and its folder synced, in that order, before the answer."""
+    path = tmp_path / "paired-devices.json"
+    done: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        done.append("file synced")
+        real_fsync(fd)
+
+    def folder_synced(folder: Path) -> None:
+        assert folder == tmp_path and json.loads(path.read_text())["devices"], "synced before the rename"
+        done.append("folder synced")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr("companion.webapp.pairing.sync_directory", folder_synced)
+    pairing = Pairing(path)
+    secret = pairing.pair(pairing.new_code())
+    assert secret is not None and done == ["file synced", "folder synced"]
+    assert Pairing(path).knows(secret) and oct(path.stat().st_mode & 0o777) == "0o600"
