@@ -237,11 +237,11 @@ class Registry:
         key = normalize_uid(uid)
         self.ensure_writable()
         with self._lock:
-            row = self._db.execute("SELECT card FROM tags WHERE uid = ?", (key,)).fetchone()
-            if row is not None and row[0] != card and not force:
-                raise RegistryConflict(key, row[0])
-            entry = TagEntry(key, card, ndef, utc_now())
-            try:
+            try:  # a failing disk (I/O error, database locked) is a RegistryError, nothing written
+                row = self._db.execute("SELECT card FROM tags WHERE uid = ?", (key,)).fetchone()
+                if row is not None and row[0] != card and not force:
+                    raise RegistryConflict(key, row[0])
+                entry = TagEntry(key, card, ndef, utc_now())
                 self._db.execute(
                     "INSERT OR REPLACE INTO tags (uid, card, ndef, enrolled_at) VALUES (?, ?, ?, ?)",
                     (entry.uid, entry.card, int(entry.ndef), entry.enrolled_at),
@@ -254,7 +254,10 @@ class Registry:
         key = normalize_uid(uid)
         self.ensure_writable()
         with self._lock:
-            cursor = self._db.execute("DELETE FROM tags WHERE uid = ?", (key,))
+            try:
+                cursor = self._db.execute("DELETE FROM tags WHERE uid = ?", (key,))
+            except sqlite3.Error as error:
+                raise RegistryError(f"could not forget tag {key}: {error}") from error
         return cursor.rowcount > 0
 
     def entries(self, game: str | None = None) -> list[TagEntry]:

@@ -215,7 +215,7 @@ class Journal:
                     self._db.execute("DELETE FROM entries WHERE seq <= ?", (last,))
                     self._db.execute("DELETE FROM answers WHERE seq <= ?", (last,))
                     self._db.execute("COMMIT")
-                except (sqlite3.Error, JournalError) as error:  # a full disk: try again next game
+                except (sqlite3.Error, OSError, JournalError) as error:  # a full or failing disk: next game
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
                     log.warning("could not archive finished games (they stay in the journal): %s", error)
@@ -266,7 +266,16 @@ class Journal:
         return kept
 
     def keyed(self, key: str) -> Keyed | None:
-        """The input journaled with this idempotency key, and the answer it got; None if none was."""
+        """The input journaled with this idempotency key, and the answer it got; None if none was. A
+        journal that cannot be read (a failing disk) raises JournalError."""
+        try:
+            return self._keyed(key)
+        except (sqlite3.Error, OSError) as error:
+            raise JournalError(
+                f"cannot look up an idempotency key in the journal {self.path}: {error}"
+            ) from error
+
+    def _keyed(self, key: str) -> Keyed | None:
         with self._lock:
             for db in self._dbs():
                 if not self._has_key and db is self._db:

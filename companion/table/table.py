@@ -52,6 +52,9 @@ def taken_back(before: dict[str, Any], after: dict[str, Any], undone: Event, tit
     return f"Took back: {'; '.join(lost)}." if lost else "Took back the last input."
 
 
+NOT_RECORDED = "The table could not record that input; nothing changed. Check the disk."
+
+
 class Table:
     """Holds the current game, folded from the journal, and applies inputs to it one at a time."""
 
@@ -263,7 +266,11 @@ class Table:
         """The answer already given to the input journaled with `key`, if there is one."""
         if key is None:
             return None
-        prior = self.journal.keyed(key)
+        try:
+            prior = self.journal.keyed(key)
+        except JournalError as error:
+            log.error("%s", error)
+            self._refuse(GameError(NOT_RECORDED))
         if prior is None:
             return None
         if prior.event != event:
@@ -279,8 +286,7 @@ class Table:
             return Entry(seq, at, event, key)
         except JournalError as error:
             log.error("%s", error)
-            message = "The table could not record that input; nothing changed. Check the disk."
-            self._refuse(GameError(message))
+            self._refuse(GameError(NOT_RECORDED))
 
     def _fold(self, events: list[Event]) -> tuple[str | None, Any]:
         """The game that the inputs in force, from a start, make (at start-up and after an undo)."""
