@@ -31,6 +31,7 @@ ROUTES = {  # path: the method it answers (the fuzzer also tries every other)
     "/api/actions": "POST",
     "/api/undo": "POST",
     "/api/taps": "POST",
+    "/api/buttons": "POST",
     "/api/cards": "GET",
     "/api/cards/enroll": "POST",
     "/api/cards/tags/04a22b3c": "DELETE",

@@ -77,6 +77,7 @@ class Daemon:
             packs=packs,
             # Control devices paired with a code (companion.webapp.pairing), remembered beside the journal.
             pairing=Pairing(config.db.parent / "paired-devices.json"),
+            buttons=self.buttons,  # POST /api/buttons presses them when they are on mock pins
         )
         self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
 

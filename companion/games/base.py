@@ -55,7 +55,7 @@ MAX_NAME = 24  # what fits on a seat of the scoreboard
 
 # What a prompt's action carries for the pages and the buttons, never part of the input itself: a
 # client may post an action back with them, and they are dropped before it is checked and journaled.
-PRESENTATION_KEYS = frozenset({"label", "primary", "confirm"})
+PRESENTATION_KEYS = frozenset({"label", "primary", "confirm", "hold", "button", "tablet", "button_seat"})
 
 
 class GameError(Exception):
@@ -87,8 +87,14 @@ class Action:
     `fields` are the input's keys besides its type; `seat` is the seat this action picks (what a seat
     button means: a target, a player to claim for), None when it picks none; `primary` marks the one
     action that moves the game on without a choice (the Next button, the big button of the control
-    page); `confirm` an action grave enough to need a second tap (putting a player out). The buttons
-    never post a `confirm` action.
+    page); `confirm` an action grave enough to need a second tap (putting a player out).
+
+    How a button gives it: a press of the seat button `seat` (Next for the `primary` action), or,
+    with `hold`, that seat button held (`undo_hold` seconds, like Undo): the hold is the confirmation
+    a bump cannot give, so a `confirm` action is posted by a hold and never by a press. `button`
+    False: no button posts it (the tablet only, such as a colour other than the one picked);
+    `tablet` False: the control page does not offer it (a button's own step, such as picking the
+    next choice, which the tablet makes at once).
     """
 
     type: str
@@ -97,13 +103,27 @@ class Action:
     seat: int | None = None
     primary: bool = False
     confirm: bool = False
+    hold: bool = False
+    button: bool = True
+    tablet: bool = True
 
     def to_event(self) -> Event:
         """The input this action posts, as the journal keeps it: no label, no presentation."""
         return {"type": self.type, **self.fields}
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.to_event(), "label": self.label, "primary": self.primary, "confirm": self.confirm}
+        """The action for the pages; `hold`, `button` and `tablet` only when they are not the default,
+        `button_seat` (the seat button that gives it) only when it is not the input's own `seat`."""
+        rendered = {**self.to_event(), "label": self.label, "primary": self.primary, "confirm": self.confirm}
+        if self.seat is not None and self.fields.get("seat") != self.seat:
+            rendered["button_seat"] = self.seat
+        if self.hold:
+            rendered["hold"] = True
+        if not self.button:
+            rendered["button"] = False
+        if not self.tablet:
+            rendered["tablet"] = False
+        return rendered
 
 
 @dataclass(frozen=True)

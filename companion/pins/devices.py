@@ -133,7 +133,7 @@ class PinLayout:
     seat_buttons: tuple[Pin, ...]
     next_button: Pin | None
     undo_button: Pin | None
-    undo_hold: float  # seconds Undo must be held
+    undo_hold: float  # seconds Undo (and a seat button, for what needs a hold) must be held
     button_bounce: float  # seconds of contact bounce ignored
 
     @classmethod
@@ -297,14 +297,17 @@ class TableOutputs(CompositeDevice):  # type: ignore[misc]
 
 class TableInputs(CompositeDevice):  # type: ignore[misc]
     """The table's buttons as one gpiozero device: one per seat, Next and Undo (None when the layout
-    leaves it out). Undo reports a hold after `layout.undo_hold` seconds."""
+    leaves it out). Undo and the seat buttons report a hold after `layout.undo_hold` seconds."""
 
     def __init__(self, layout: PinLayout, pin_factory: Any = None) -> None:
         bounce = layout.button_bounce or None
         made: list[Any] = []
         try:
             for pin in layout.seat_buttons:
-                made.append(Button(pin, bounce_time=bounce, pin_factory=pin_factory))
+                # A seat button held as long as Undo confirms what a bump must not do (putting a player out).
+                made.append(
+                    Button(pin, bounce_time=bounce, hold_time=layout.undo_hold, pin_factory=pin_factory)
+                )
             self._seat_buttons: list[Button] = list(made)
             self._next_button: Button | None = None
             if layout.next_button is not None:

@@ -241,6 +241,41 @@ def tap() -> Any:
     return jsonify(services().table.tap(card=card, uid=uid, seat=seat, key=key))
 
 
+@api.post("/api/buttons")
+@control
+def press_button() -> Any:
+    """The virtual buttons: exactly the path a GPIO press takes (`TableButtons.press` drives the mock
+    pins), a press or a hold. Only for a table on mock pins: real buttons are pressed on the table."""
+    buttons = services().buttons
+    if buttons is None:
+        return error("This table has no buttons.", 409)
+    if not buttons.virtual:
+        return error(
+            "Real GPIO buttons drive this table: press them there. "
+            "Virtual buttons are for a table on mock pins (the demo, the tests).",
+            409,
+        )
+    body = json_body()
+    name, hold = body.get("button"), body.get("hold", False)
+    names = buttons.names()
+    if name not in names:
+        message = f"'button' must be one of {', '.join(names)}, not {name!r}."
+        services().table.report_error(message)
+        raise BadRequest(message)
+    if not isinstance(hold, bool):
+        services().table.report_error("'hold' must be true or false.")
+        raise BadRequest("'hold' must be true or false.")
+    unknown = sorted(set(body) - {"button", "hold"})
+    if unknown:
+        message = f"A button press takes only 'button' and 'hold', not {', '.join(unknown)}."
+        services().table.report_error(message)
+        raise BadRequest(message)
+    refusal = buttons.press(name, hold=hold)
+    if refusal is not None:
+        return error(refusal, 409)
+    return jsonify(services().table.view())
+
+
 # Pairing a control device (companion.webapp.pairing): the code is made on the Pi's side, typed on the device.
 
 

@@ -12,6 +12,7 @@ from flask import Flask, jsonify, request
 from companion.core.resources import web_dir
 from companion.games.catalog import GameData
 from companion.games.packs import Pack
+from companion.pins.buttons import TableButtons
 from companion.readers.enrollment import CardDesk
 from companion.table.table import Table
 from companion.webapp.api import api
@@ -36,11 +37,13 @@ def create_app(
     cards: CardDesk | None = None,
     packs: Mapping[str, Pack] | None = None,
     pairing: Pairing | None = None,
+    buttons: TableButtons | None = None,
 ) -> Flask:
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered. Without `cards` the
     card registry's calls answer 503. `packs` are the games of COMPANION_GAME_PACKS
-    (companion.games.packs)."""
+    (companion.games.packs). `buttons` the table's buttons, which `POST /api/buttons` pushes when
+    they are on mock pins."""
     web = web_dir()
     app = Flask(__name__, static_folder=None)
     files = StaticFiles(web)  # read, hashed and gzipped once (companion.webapp.static)
@@ -48,7 +51,7 @@ def create_app(
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.extensions[EXTENSION] = Services(
-        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {}), pairing
+        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {}), pairing, buttons
     )
     app.register_blueprint(api)
     app.register_blueprint(cards_api)

@@ -56,6 +56,25 @@ def game_record(engine: Engine[Any], game: GameLog) -> dict[str, Any]:
         "winners": [names[seat] for seat in view["winners"]],
         "summary": list(view.get("summary", [])),
         "log": list(view.get("log", [])),
+        "board": results_board(view),
+    }
+
+
+# What a game's renderer needs of the final view to draw each round's result (`results(view)` in
+# web/js/games/<game>.js) on the history page: the rounds, and who sat where. Public facts only.
+PLAYER_KEYS = ("seat", "name", "score", "eliminated", "team", "out_reason")
+
+
+def results_board(view: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a final public view that each round's result is drawn from."""
+    return {
+        "game": view.get("game"),
+        "status": view.get("status"),
+        "round": view.get("round"),
+        "winners": list(view.get("winners", [])),
+        "rounds": list(view.get("rounds", [])),
+        "players": [{k: p[k] for k in PLAYER_KEYS if k in p} for p in view.get("players", [])],
+        "teams": [{"name": t["name"], "seats": list(t["seats"])} for t in view.get("teams", [])],
     }
 
 

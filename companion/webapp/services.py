@@ -12,6 +12,7 @@ from flask import current_app
 if TYPE_CHECKING:  # types only: importing them at run time is not needed
     from companion.games.catalog import GameData
     from companion.games.packs import Pack
+    from companion.pins.buttons import TableButtons
     from companion.readers.enrollment import CardDesk
     from companion.table.table import Table
     from companion.webapp.events import Broker
@@ -25,7 +26,7 @@ class Services:
     """The running table and its parts, kept on `app.extensions["companion"]`. `cards` is the card
     registry and enrollment desk (None: this companion has none); `health` adds to /healthz; `packs` the
     games loaded from pack folders (companion.games.packs); `pairing` the control devices paired with a
-    code (None: pairing is off)."""
+    code (None: pairing is off); `buttons` the table's buttons (None: it has none)."""
 
     table: Table
     broker: Broker
@@ -35,6 +36,7 @@ class Services:
     cards: CardDesk | None = None
     packs: dict[str, Pack] = field(default_factory=dict)  # games of COMPANION_GAME_PACKS, by name
     pairing: Pairing | None = None  # control devices paired with a code (companion.webapp.pairing)
+    buttons: TableButtons | None = None  # seat buttons, Next and Undo (`POST /api/buttons` on mock pins)
 
 
 def services() -> Services:

@@ -256,7 +256,7 @@ def test_the_reveal_seat_by_seat() -> None:
 def test_a_turn_begins_with_a_draw() -> None:
     game = Game(3, ["informant-1", "seer-1", "handler-1"])
     assert game.actions() == [{"type": "draw"}] and ENGINE.legal_actions(game.state)[0].primary
-    game.refused({"type": "tap", "card": cid("agent-1")}, "Not now")
+    game.refused({"type": "tap", "card": cid("agent-1"), "seat": 1}, "Ann's move")  # a play implies the draw
     game.refused({"type": "draw", "seat": 1}, "Ann's move")
     assert game.do("draw") == ["card-accepted"]
     assert game.deck == 12 and game.hand_counts() == [2, 1, 1]
@@ -646,13 +646,15 @@ def test_instant_win_after_the_seer_deploy() -> None:
     assert found.data == {"cards": cid_list("spy-1 telepath-1 assassin-1")}  # now they are shown
     view = game.view
     assert view["players"][0]["score"] == 1
-    assert view["rounds"] == [
-        {
-            "round": 1,
-            "winners": [0],
-            "reason": "Ann found the family: the Spy, the Telepath and the Assassin.",
-        }
-    ]
+    (result,) = view["rounds"]
+    assert [card["name"] for card in result.pop("cards")] == ["Spy", "Telepath", "Assassin"]
+    assert result == {
+        "round": 1,
+        "winners": [0],
+        "reason": "Ann found the family: the Spy, the Telepath and the Assassin.",
+        "how": "family",  # the three cards (shown now) stay with the round, for the next one's board
+        "out": [],
+    }
     assert view["prompt"]["step"] == "round-over" and view["prompt"]["seat"] is None
 
 
@@ -690,7 +692,7 @@ def test_handler_deploy_takes_back_a_face_down_card_then_trades_with_the_deck() 
     game.play("handler-1", "deploy")  # Bob: his Seer goes to his pile
     assert game.pile(0) == [cid("seer-2"), None] and game.pile(1) == [cid("seer-1")]
     assert game.prompt["step"] == "take-back"
-    labels = [a["label"] for a in game.prompt["actions"]]
+    labels = [a["label"] for a in game.prompt["actions"] if a["type"] == "take-back"]
     assert labels == ["Ann: Seer", "Ann: face-down card #2", "Bob: Seer"]
     game.refused({"type": "take-back", "seat": 0, "index": 2}, "no card number 2")
     assert "shuffle-in" in game.do("take-back", seat=0, index=1)
@@ -812,7 +814,7 @@ def test_a_claim_with_the_role_as_one_of_the_family() -> None:
 @pytest.mark.rule("PEA-14")
 def test_false_claims_are_refused() -> None:
     game = Game(3, ["telepath-2", "informant-1", "agent-1"])
-    game.refused({"type": "claim-family"}, "right after a draw")
+    game.refused({"type": "claim-family", "seat": 1}, "Only Ann")
     game.do("draw")
     game.do("claim-family")
     game.refused({"type": "tap", "card": cid("seer-1")}, "False claim: tap one Spy, one Telepath and one")
@@ -1168,7 +1170,7 @@ def test_the_assassin_question_does_not_depend_on_a_face_down_card() -> None:
     )
     prompt = record[-3]["view"]["prompt"]
     assert prompt["step"] == "assassin-check" and prompt["seat"] == 0 and prompt["tap"]
-    assert prompt["text"] == "Ann: did you receive the Assassin? If so, tap it."
+    assert prompt["text"] == "Ann: did you receive the Assassin? If so, tap it; if not, Next."
     assert [a["received"] for a in prompt["actions"]] == [False, True]
     assert record[-1]["view"]["players"][0]["eliminated"]
 
@@ -1619,7 +1621,8 @@ class Table:
         self.tap(card)
 
     def on_trade(self, step: Any) -> None:
-        a, b = self.rng.choice(ENGINE.public_view(self.state)["prompt"]["actions"])["seats"]
+        pairs = [a for a in ENGINE.public_view(self.state)["prompt"]["actions"] if a["type"] == "trade"]
+        a, b = self.rng.choice(pairs)["seats"]
         self.hands[a], self.hands[b] = self.hands[b], self.hands[a]
         self.received = {a: self.hands[a][0], b: self.hands[b][0]}
         self.send({"type": "trade", "seats": [a, b]})
@@ -1686,7 +1689,9 @@ class Table:
         self.tap(top)
 
     def on_take_back(self, step: Any) -> None:
-        action = self.rng.choice(ENGINE.legal_actions(self.state)).to_event()
+        action = self.rng.choice(
+            [a for a in ENGINE.legal_actions(self.state) if a.type == "take-back"]
+        ).to_event()
         card, up = self.piles[action["seat"]].pop(action["index"])
         self.shuffle_in(card)
         if up and self.rng.random() < 0.5:
@@ -1935,10 +1940,9 @@ def test_what_the_telepath_and_the_secret_police_show_is_never_entered() -> None
     seen = {1: "agent-1", 2: "seer-1"}  # the hands shown to Ann, never tapped
     game.do("draw")
     game.play("telepath-1", "assist")
-    assert game.prompt["step"] == "draw" and game.seat == 0 and not game.prompt["tap"]  # Ann plays again
-    for seat, card in seen.items():
-        game.refused({"type": "tap", "card": cid(card)}, "Not now")
-        game.refused({"type": "tap", "card": cid(card), "seat": seat}, "Not now")
+    assert game.prompt["step"] == "draw" and game.seat == 0  # Ann plays again
+    for seat, card in seen.items():  # (a tap from Ann's side would be her next play)
+        game.refused({"type": "tap", "card": cid(card), "seat": seat}, "Ann's move")
     with pytest.raises(MalformedInput, match="'card'"):
         ENGINE.canonical({"type": "draw", "card": cid("agent-1")})
 
@@ -1949,7 +1953,7 @@ def test_what_the_telepath_and_the_secret_police_show_is_never_entered() -> None
     assert all(set(event) <= {"type", "found", "seat"} for event in game.actions())
     game.refused({"type": "tap", "card": cid("agent-1")}, "Not now")
     game.refused({"type": "tap", "card": cid("agent-1"), "seat": 0}, "Not now")
-    game.refused({"type": "tap", "card": cid("spy-1")}, "Not now")  # not even the Spy
+    game.refused({"type": "tap", "card": cid("spy-1")}, "Bob cannot hold the Spy")  # his hand is the deal's
     carrying = {"type": "spy-found", "found": False, "card": cid("agent-1")}
     with pytest.raises(MalformedInput, match="'card'"):
         ENGINE.canonical(carrying)

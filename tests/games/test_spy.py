@@ -116,15 +116,20 @@ def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
     view = ENGINE.public_view(state)
     assert view["status"] == "setup" and view["turn"] is None
     assert view["prompt"]["seat"] == 0 and view["prompt"]["tap"] is True
-    assert [a["colour"] for a in view["prompt"]["actions"]] == ["green", "red", "purple", "blue"]
-    claims = ENGINE.legal_actions(state)
+    assert [a["colour"] for a in view["prompt"]["actions"] if a["type"] == "claim"] == [
+        "green",
+        "red",
+        "purple",
+        "blue",
+    ]
+    claims = [a for a in ENGINE.legal_actions(state) if a.type == "claim"]
     assert all(a.to_event() == {"type": "claim", "seat": 0, "colour": a.fields["colour"]} for a in claims)
     assert all(a.seat == 0 and not a.confirm for a in claims)
 
     state, cues, view = step(state, tap("purple-spy"))
     assert names_of(cues) == ["card-accepted"]  # the table says "your turn", not the engine
     assert view["players"][0]["colour"] == "purple" and ENGINE.current_seat(state) == 1
-    assert "purple" not in [a["colour"] for a in view["prompt"]["actions"]]
+    assert "purple" not in [a["colour"] for a in view["prompt"]["actions"] if a["type"] == "claim"]
 
     # A seat reader may claim for its own seat, out of order.
     state, _, view = step(state, tap("green-spy", seat=2))
@@ -140,7 +145,7 @@ def test_setup_claims_colours_by_spy_card_and_by_action() -> None:
 def test_two_player_game_uses_green_and_red_only() -> None:
     state = ENGINE.setup(["Ann", "Bob"], {})
     actions = ENGINE.public_view(state)["prompt"]["actions"]
-    assert [a["colour"] for a in actions] == ["green", "red"]
+    assert [a["colour"] for a in actions if a["type"] == "claim"] == ["green", "red"]
     refused(state, tap("purple-spy"), "two-player game is played with green and red only")
     refused(state, {"type": "claim", "seat": 0, "colour": "blue"}, "green and red only")
     state, _ = ENGINE.apply(state, tap("red-spy"))
@@ -277,7 +282,10 @@ def test_already_exposed_card_changes_nothing_but_ends_the_turn() -> None:
 def test_pass_and_dropped_cards() -> None:
     state = new_game(["green", "red", "purple", "blue"], start=3)
     view = ENGINE.public_view(state)
-    assert view["prompt"]["text"] == "Di's turn: spy (the owner taps the card) or pass"
+    assert view["prompt"]["text"] == (
+        "Di's turn: spy (the owner taps the card) or press Next to pass. "
+        "Dropped a card? Hold your seat button"
+    )
     dropped = {a.label: a for a in ENGINE.legal_actions(state) if a.type == "eliminate"}
     assert dropped["Ann dropped a card"].to_event() == {"type": "eliminate", "seat": 0}
     assert all(a.confirm for a in dropped.values())  # it puts a player out: a second tap

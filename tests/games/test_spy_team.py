@@ -262,7 +262,7 @@ def test_mission_prompt_lists_every_choice_for_both_teams(engine: SpyTeam) -> No
     state = engine.setup(list(NAMES), {})
     prompt = engine.public_view(state)["prompt"]
     assert prompt["seat"] is None and prompt["tap"] is False
-    labels = [a["label"] for a in prompt["actions"]]
+    labels = [a["label"] for a in prompt["actions"] if a.get("tablet", True)]  # the buttons' own left out
     assert labels == [
         "C.A.T.: Ann takes 1, Cid takes 5 (1/5)",
         "C.A.T.: Ann takes 5, Cid takes 1 (1/5)",
@@ -283,6 +283,7 @@ def test_mission_prompt_lists_every_choice_for_both_teams(engine: SpyTeam) -> No
         "label": "C.A.T.: Ann takes 5, Cid takes 1 (1/5)",
         "primary": False,
         "confirm": False,
+        "button": False,  # the seat buttons step through the missions and hold one instead
     }
     # Every legal action is accepted as it is posted.
     for action in engine.legal_actions(state):
@@ -298,13 +299,17 @@ def test_mission_targets_go_to_the_sender_and_the_teammate(engine: SpyTeam) -> N
     view = engine.public_view(state)
     assert view["teams"][0]["mission"] == {"tile": "1/5", "targets": {"0": 1, "2": 5}}
     assert view["targets"] == [1, None, 5, None]
-    assert view["prompt"]["text"] == "Round 1: B.I.R.D., choose your mission"
+    assert view["prompt"]["text"] == (
+        "Round 1: B.I.R.D., choose your mission: press a seat button to pick a mission, hold it to settle. "
+        "B.I.R.D.: Bob takes 1, Dee takes 5 (1/5)?"
+    )
     state, cues = step(engine, state, mission(3, "3/3", 3))
     assert [(c.name, c.seat) for c in cues] == [("card-accepted", 3), ("your-turn", 0)]
     view = engine.public_view(state)
     assert view["targets"] == [1, 3, 5, 3]
     assert view["prompt"]["tap"] is True and view["prompt"]["seat"] == 0
-    assert len(view["prompt"]["actions"]) == 10  # still free to change until the first card
+    # still free to change until the first card
+    assert len([a for a in view["prompt"]["actions"] if a.get("tablet", True)]) == 10
 
 
 @pytest.mark.parametrize(
@@ -394,6 +399,8 @@ def test_sabotage_ends_the_round_at_once_and_the_rivals_complete(engine: SpyTeam
             "tile": "3/3",
             "outcome": "sabotaged",
             "tricks_won": [2, 0, 0, 0],
+            "targets": [1, 3, 5, 3],
+            "missions": ["1/5", "3/3"],
         }
     ]
     assert view["teams"][BIRD]["tiles_removed"] == ["3/3"]  # the rivals remove the tile *they* chose
@@ -419,7 +426,7 @@ def test_a_removed_tile_is_refused_in_later_rounds(engine: SpyTeam) -> None:
     state, _ = win_trick(engine, state, 0)  # C.A.T. sabotaged: B.I.R.D. removes 2/4
     assert state.teams[BIRD].tiles_left == ["1/5", "3/3"]
     refused(engine, state, mission(3, "2/4", 4), "B.I.R.D. has already completed the 2/4 mission")
-    actions = engine.public_view(state)["prompt"]["actions"]
+    actions = [a for a in engine.public_view(state)["prompt"]["actions"] if a["type"] == "mission"]
     assert {a["tile"] for a in actions if a["seat"] == 1} == {"1/5", "3/3"}
     assert {a["tile"] for a in actions if a["seat"] == 0} == {"1/5", "2/4", "3/3"}
     state, _ = step(engine, state, mission(0, "2/4", 2))  # C.A.T. still has its own 2/4
@@ -652,7 +659,7 @@ def test_hands_the_deal_and_the_swap_stay_at_the_table(engine: SpyTeam) -> None:
     view = engine.public_view(state)
     assert view["turn"] == 0 and view["prompt"]["tap"] is True
     assert view["prompt"]["text"] == "Ann: lead the first trick"  # no step for the swap
-    assert {a["type"] for a in view["prompt"]["actions"]} == {"mission"}
+    assert {a["type"] for a in view["prompt"]["actions"]} == {"mission", "pick"}
     assert not {"hand", "hands", "deck", "set_aside"} & set(view)
     # Whatever the cards, each tap is the card of the seat whose turn it is.
     state, cues = play(engine, state, "b2", "r24", "b1", "r3")

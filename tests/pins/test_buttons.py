@@ -104,18 +104,50 @@ def test_a_seat_the_prompt_does_not_offer_changes_nothing(rig: Rig) -> None:
     assert rig.last_cue()["cue"] == "error" and "answers nothing" in rig.last_cue()["text"]
 
 
-def test_several_choices_for_one_seat_need_the_tablet(rig: Rig) -> None:
+def test_a_press_in_spy_setup_shows_the_next_colour_and_a_hold_claims_it(rig: Rig) -> None:
     rig.table.start("spy", ["Ann", "Bob", "Cy"], {})  # setup: Ann claims a colour, four to choose from
-    rig.seat(0)
-    assert rig.events() == [{"type": "start", "game": "spy", "players": ["Ann", "Bob", "Cy"], "options": {}}]
-    assert rig.last_cue()["cue"] == "error" and "choose on the tablet" in rig.last_cue()["text"]
+    assert "hold your seat button to play green" in rig.table.view()["prompt"]["text"]
+    assert rig.buttons.press("seat-0") is None  # a press only shows the next colour
+    assert rig.events()[-1] == {"type": "pick", "seat": 0}
+    assert rig.table.view()["players"][0]["colour"] is None
+    assert "hold your seat button to play red" in rig.table.view()["prompt"]["text"]
+    assert rig.last_cue()["text"] == "Ann: red? Hold your seat button to play it"
+    assert rig.buttons.press("seat-1") is not None  # Bob is not asked yet: nothing
+    assert rig.buttons.press("seat-0", hold=True) is None  # the hold claims the colour shown
+    assert rig.events()[-1] == {"type": "claim", "seat": 0, "colour": "red"}
+    assert (
+        "Bob: tap the Spy card of your colour, or hold your seat button to play green"
+        in (rig.table.view()["prompt"]["text"])
+    )
 
 
-def test_spy_team_missions_are_chosen_on_the_tablet(rig: Rig) -> None:
+def test_several_press_choices_for_one_seat_need_the_tablet() -> None:
+    toy = Toy(GameData("toy", "Toy", 3, 3, {}, {}))
+    table = Table(Journal(":memory:"), {"toy": toy})
+    buttons = TableButtons(
+        table, PinLayout.parse({"undo_hold": HOLD}), pin_factory=MockFactory(pin_class=MockPin)
+    )
+    try:
+        table.start("toy", ["A", "B", "C"])
+        assert buttons.press("seat-0") == "A's button: more than one choice, choose on the tablet."
+        assert len(list(table.journal.entries())) == 1
+    finally:
+        buttons.close()
+
+
+def test_spy_team_missions_are_picked_by_a_press_and_settled_by_a_hold(rig: Rig) -> None:
     rig.table.start("spy-team", ["Ann", "Bob", "Cy", "Di"], {"start": 0})
-    rig.seat(0)
-    assert [event["type"] for event in rig.events()] == ["start"]
-    assert "choose on the tablet" in rig.last_cue()["text"]
+    rig.seat(0)  # C.A.T. (Ann and Cy): the first mission is shown already, the press shows the next
+    rig.seat(2)  # either teammate's button steps through the team's missions
+    assert [event["type"] for event in rig.events()] == ["start", "pick", "pick"]
+    assert "C.A.T.: Ann takes 2, Cy takes 4 (2/4)?" in rig.table.view()["prompt"]["text"]
+    assert rig.table.view()["teams"][0]["mission"] is None  # a press settles nothing
+    assert rig.buttons.press("seat-2", hold=True) is None
+    assert rig.events()[-1] == {"type": "mission", "seat": 0, "tile": "2/4", "target": 2}
+    assert rig.table.view()["teams"][0]["mission"] == {"tile": "2/4", "targets": {"0": 2, "2": 4}}
+    assert rig.buttons.press("seat-3", hold=True) is None  # B.I.R.D. settles the first one shown
+    assert rig.table.view()["teams"][1]["mission"] == {"tile": "1/5", "targets": {"1": 1, "3": 5}}
+    assert rig.table.view()["prompt"]["text"] == "Ann: lead the first trick"
 
 
 def test_a_seat_button_never_eliminates_a_player(rig: Rig) -> None:
@@ -126,6 +158,17 @@ def test_a_seat_button_never_eliminates_a_player(rig: Rig) -> None:
     rig.seat(1)
     assert rig.table.view()["players"][1]["eliminated"] is False
     assert rig.events()[-1]["type"] == "tap"
+    assert rig.last_cue()["cue"] == "error" and "answers nothing" in rig.last_cue()["text"]
+
+
+def test_a_held_seat_button_puts_that_player_out(rig: Rig) -> None:
+    rig.table.start("spy", ["Ann", "Bob", "Cy"], {})
+    for colour in ("green", "red", "blue"):
+        rig.table.tap(card=f"spy/{colour}-spy")
+    assert rig.buttons.press("seat-2", hold=True) is None  # Cy dropped a card, on Ann's turn
+    assert rig.events()[-1] == {"type": "eliminate", "seat": 2}
+    assert [p["eliminated"] for p in rig.table.view()["players"]] == [False, False, True]
+    assert rig.table.current_seat() == 0  # still Ann's turn
 
 
 # Next
@@ -221,6 +264,8 @@ class Toy(Engine[list[Event]]):
         actions = (
             Action("oust", "Bob is out", {"player": 1}, seat=1, confirm=True),
             Action("pick", "Pick Cy", {"player": 2}, seat=2),
+            Action("pick", "Pick Ann", {"player": 0}, seat=0),
+            Action("pick", "Pick Ann again", {"player": 0}, seat=0),
             Action("oust", "Cy is out", {"player": 2}, seat=2, confirm=True),
             Action("go", "Go on", primary=True),
         )
@@ -250,10 +295,12 @@ def test_buttons_post_what_the_actions_declare() -> None:
     try:
         table.start("toy", ["A", "B", "C"])
         buttons.press_seat(2)  # the pick, not the ouster of the same seat
-        buttons.press_seat(1)  # only an ouster there: never by a button
+        buttons.press_seat(1)  # only an ouster there: never by a press
+        buttons.hold_seat(1)  # nor by a hold, when the action does not say a hold gives it
+        buttons.hold_seat(2)  # nothing to hold for there: the hold is the press
         buttons.press_next()
         events = effective_events(entry.event for entry in table.journal.entries())
-        assert events[1:] == [{"type": "pick", "player": 2}, {"type": "go"}]
+        assert events[1:] == [{"type": "pick", "player": 2}, {"type": "pick", "player": 2}, {"type": "go"}]
     finally:
         buttons.close()
 

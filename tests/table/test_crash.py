@@ -144,7 +144,9 @@ def next_input(view: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "/api/taps", {"card": next(card for card in CARDS if card not in played)}
     waiting = next(team for team in view["teams"] if team["mission"] is None)
     # The team's last option: "3/3" while it still has that tile.
-    action = [a for a in prompt["actions"] if a.get("seat") in waiting["seats"]][-1]
+    action = [a for a in prompt["actions"] if a["type"] == "mission" and a.get("seat") in waiting["seats"]][
+        -1
+    ]
     return "/api/actions", {key: value for key, value in action.items() if key not in PRESENTATION_KEYS}
 
 

@@ -198,12 +198,14 @@ def test_the_table_alone_says_your_turn_whenever_the_prompt_turns_to_another_sea
         table.tap(card=f"spy/{colour}-spy")
     table.act({"type": "pass"})
     turns = [(p["seat"], p["text"]) for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
+    setup = "tap the Spy card of your colour, or hold your seat button to play"
+    play = "spy (the owner taps the card) or press Next to pass. Dropped a card? Hold your seat button"
     assert turns == [
-        (0, "Ann: tap the Spy card of your colour"),  # the game starts
-        (1, "Bob: tap the Spy card of your colour"),
-        (2, "Cid: tap the Spy card of your colour"),
-        (1, "Bob's turn: spy (the owner taps the card) or pass"),  # every colour claimed
-        (2, "Cid's turn: spy (the owner taps the card) or pass"),
+        (0, f"Ann: {setup} green (press it for another colour)"),  # the game starts
+        (1, f"Bob: {setup} red (press it for another colour)"),
+        (2, f"Cid: {setup} purple (press it for another colour)"),
+        (1, f"Bob's turn: {play}"),  # every colour claimed
+        (2, f"Cid's turn: {play}"),
     ]
     assert table.current_seat() == 2 and [a.type for a in table.legal_actions() if a.primary] == ["pass"]
 
@@ -220,7 +222,9 @@ def test_a_new_turn_of_the_same_seat_is_your_turn_again(tmp_path: Path) -> None:
     heard.clear()
     table.act({"type": "assist"})
     turns = [(p["seat"], p["text"]) for kind, p in heard if kind == "cue" and p["cue"] == "your-turn"]
-    assert table.current_seat() == 0 and turns == [(0, "Ann: draw a card (extra turn).")]
+    assert table.current_seat() == 0 and turns == [
+        (0, "Ann: draw a card (extra turn), then tap the card you play (DEPLOY: your Role too).")
+    ]
 
 
 def test_the_game_in_force_is_named_by_the_entry_that_started_it(tmp_path: Path) -> None:

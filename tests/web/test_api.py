@@ -56,6 +56,7 @@ def test_the_state_is_idle_before_a_game(client: Any) -> None:
         ("/api/actions", {"type": "mission", "seat": 0, "tile": "1/5", "target": 1}),
         ("/api/taps", {"card": "spy-team/red-1"}),
         ("/api/undo", None),
+        ("/api/buttons", {"button": "next", "hold": False}),
     ],
 )
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "test-token"}])

@@ -11,6 +11,7 @@ from typing import Any
 from companion.appliance.daemon import Daemon
 from tests.conftest import AUTH, column, open_event_stream, state
 from tests.games.test_peanuts import ENGINE, NAMES, Table, X
+from tests.games.test_peanuts_table import GestureTable
 
 Cues = list[dict[str, Any]]
 Step = tuple[dict[str, Any], list[str]]
@@ -553,7 +554,15 @@ def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: A
     for step, status in script:
         send(client, step, status)
     final = state(client)
-    assert final["rounds"] == [{"round": 1, "winners": [1], "reason": "Bob is the last player standing."}]
+    assert final["rounds"] == [
+        {
+            "round": 1,
+            "winners": [1],
+            "reason": "Bob is the last player standing.",
+            "how": "last-standing",
+            "out": [0, 2],
+        }
+    ]
 
     # ...then, once the round is over, everything it queued (fewer messages than the queue holds),
     # up to the round's last cue. A keepalive would mean the queue ran dry before that.
@@ -587,3 +596,24 @@ def test_the_event_stream_never_names_a_face_down_card(daemon: Daemon, client: A
 
     # The stream did carry the face-up cards by id and name: the check above had something to find.
     assert "peanuts/seer-2" in text and "Handler" in text and "Secret Police" in text
+
+
+def test_a_game_of_taps_seat_buttons_and_next_through_the_api(client: Any) -> None:
+    """A seeded game of tests/games/test_peanuts_table.py, played with taps from each seat's reader,
+    seat buttons and Next only (no input is the tablet's), posted to the API input by input: each is
+    taken (the impossible ones refused, 409) and the game ends as it ended in the engine."""
+    table = GestureTable(3, 16, per_seat=True)
+    table.play()
+    start(client, NAMES[:3], start=table.log[0].before.start)
+    for entry in table.log:
+        event = entry.event
+        if event["type"] == "tap":
+            response = client.post(
+                "/api/taps", json={k: v for k, v in event.items() if k != "type"}, headers=AUTH
+            )
+        else:
+            response = client.post("/api/actions", json=event, headers=AUTH)
+        assert response.status_code == (409 if entry.after is None else 200), (event, response.get_json())
+    final, played = state(client), ENGINE.public_view(table.state)
+    assert final["status"] == "game-over" and final["rounds"] == played["rounds"]
+    assert any("last player standing" in r["reason"] for r in final["rounds"])

@@ -64,7 +64,11 @@ def test_the_first_turn_names_its_player_once(client: Any, cues: list[dict[str, 
     """The first your-turn of a game was "Ann: Ann: tap the Spy card of your colour"."""
     start(client, ["Ann", "Bob"])
     turn = first(cues, "your-turn")
-    assert (turn["seat"], turn["text"]) == (0, "Ann: tap the Spy card of your colour")
+    assert (turn["seat"], turn["text"]) == (
+        0,
+        "Ann: tap the Spy card of your colour, or hold your seat button to play green "
+        "(press it for another colour)",
+    )
 
 
 def test_two_player_game_to_its_winner(client: Any, cues: list[dict[str, Any]]) -> None:

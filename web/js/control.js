@@ -40,7 +40,7 @@
   function lockWithoutToken() {
     const locked = !token() && !paired;
     document.body.classList.toggle("no-token", locked);
-    for (const button of document.querySelectorAll("#actions button, #mat button, #undo, #start-form button")) {
+    for (const button of document.querySelectorAll("#actions button, #mat button, #pad button, #undo, #start-form button")) {
       button.disabled = locked;
     }
   }
@@ -169,7 +169,8 @@
     const seat = prompt.seat;
     $("prompt").textContent = prompt.text || "";
     $("prompt").className = `prompt-text${seat !== null && seat !== undefined ? " turn" : ""}`;
-    const actions = prompt.actions || [];
+    // An action marked `tablet: false` is a button's own step (show the next choice): the pad has it.
+    const actions = (prompt.actions || []).filter((a) => a.tablet !== false);
     if (view.status === "game-over" && view.game) {
       $("actions").replaceChildren(h("button", {type: "button", class: "primary", onclick: playAgain},
         "Play again (same players)"));
@@ -272,6 +273,97 @@
     $("mat").dataset.turn = turn ? `Next card: ${turn.name}` : "";
   }
 
+  // The virtual buttons (POST /api/buttons): a seat button per player, Next and Undo, pushed through
+  // the very path of the table's GPIO buttons. Click (or Enter) presses; keeping it pressed for
+  // PAD_HOLD ms holds it (the table then holds it for its own hold time). Under each button, what it
+  // does now, read from the prompt's actions the way the buttons read them (companion/pins/buttons.py).
+  const PAD_HOLD = 600;
+  const TABLE_BUTTONS = {next: "Next", undo: "Undo"};  // the buttons beside the seats, by their API names
+  let padOff = false;
+  fetch("/healthz").then((r) => r.json()).then((health) => {
+    padOff = health.gpio !== undefined && health.gpio !== "mock";
+    if (view) showPad();
+  }).catch(() => {});
+
+  function padMeaning(actions, seat) {
+    // The seat button that gives an action is its `button_seat` where the input names another seat.
+    const mine = actions.filter((a) => (a.button_seat !== undefined ? a.button_seat : a.seat) === seat
+      && a.button !== false);
+    const presses = mine.filter((a) => !a.hold && !a.confirm);
+    const holds = mine.filter((a) => a.hold);
+    return {press: presses.length === 1 ? presses[0].label : "", hold: holds.length === 1 ? holds[0].label : ""};
+  }
+
+  function push(name, hold) {
+    return send("POST", "/api/buttons", {button: name, hold}, `${hold ? "Held" : "Pressed"}: ${padName(name)}`);
+  }
+  function padName(name) {
+    if (!name.startsWith("seat-")) return TABLE_BUTTONS[name];
+    const player = view && view.players && view.players[Number(name.slice(5))];
+    return player ? `${player.name}'s button` : name;
+  }
+
+  function padButton(name, text) {
+    // Named by the button alone: what it does now is its description (the captions), so a search for
+    // an action's label finds the tablet's button, not this one.
+    const button = h("button", {type: "button", class: "pad-button", dataset: {button: name}},
+      h("span", {class: "pad-name"}, text), h("span", {class: "pad-press", "aria-hidden": "true"}),
+      h("span", {class: "pad-hold", "aria-hidden": "true"}));
+    let timer = null;
+    const release = () => { button.classList.remove("down"); };
+    button.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0 || button.disabled) return;
+      button.classList.add("down");
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = null;
+        button.classList.add("held");
+        push(name, true).finally(() => { button.classList.remove("held"); release(); });
+      }, PAD_HOLD);
+    });
+    button.addEventListener("pointerup", () => {
+      if (timer) { clearTimeout(timer); timer = null; release(); push(name, false); }
+    });
+    button.addEventListener("pointercancel", () => { clearTimeout(timer); timer = null; release(); });
+    button.addEventListener("pointerleave", () => { if (timer) { clearTimeout(timer); timer = null; release(); } });
+    button.addEventListener("contextmenu", (e) => e.preventDefault());  // a long touch is a hold, not a menu
+    button.addEventListener("click", (e) => { if (e.detail === 0) push(name, false); });  // the keyboard's press
+    return button;
+  }
+
+  let padKey = null;
+  function showPad() {
+    const playing = view.game && view.status !== "game-over" && !enrolling;
+    if (padOff || !playing) {
+      $("pad").replaceChildren(padOff ? h("p", {class: "hint"}, "This table has real buttons: press them there.") : "");
+      padKey = null;
+      return;
+    }
+    const names = view.players.map((p) => p.name);
+    const key = `${view.game}:${names.join(",")}`;
+    if (padKey !== key) {
+      padKey = key;
+      $("pad").replaceChildren(
+        h("div", {class: "pad-seats"}, names.map((n, seat) => padButton(`seat-${seat}`, n))),
+        h("div", {class: "pad-table"}, Object.entries(TABLE_BUTTONS).map(([name, text]) => padButton(name, text))));
+    }
+    const actions = (view.prompt && view.prompt.actions) || [];
+    const next = actions.find((a) => a.primary && a.button !== false && !a.confirm && !a.hold);
+    for (const button of $("pad").querySelectorAll("button")) {
+      const name = button.dataset.button;
+      let meaning = {press: "", hold: ""};
+      if (name.startsWith("seat-")) meaning = padMeaning(actions, Number(name.slice(5)));
+      else if (name === Object.keys(TABLE_BUTTONS)[0]) meaning = {press: next ? next.label : "", hold: ""};
+      else meaning = {press: "", hold: "take back the last input"};
+      button.querySelector(".pad-press").textContent = meaning.press ? `press: ${meaning.press}` : "";
+      button.querySelector(".pad-hold").textContent = meaning.hold ? `hold: ${meaning.hold}` : "";
+      button.classList.toggle("live", !!(meaning.press || meaning.hold));
+      button.setAttribute("aria-label", `${padName(name)} (virtual)`);
+      button.title = [meaning.press && `press: ${meaning.press}`, meaning.hold && `hold: ${meaning.hold}`]
+        .filter(Boolean).join("; ");
+    }
+  }
+
   function show(next) {
     view = next;
     // The game's renderer loads the first time the game is seen; the page waits for it.
@@ -279,6 +371,7 @@
     document.body.dataset.game = view.game || "";
     document.body.dataset.status = view.status || "";
     showPrompt();
+    showPad();
     showMat();
     followForm();
     lockWithoutToken();

@@ -29,21 +29,31 @@ is the choice itself):
   discarded on elimination, a hand shown at the showdown, a card of a claim, a face-down card
   turned over when the discard piles decide a showdown and the companion's record of it proved
   wrong...
-- ``{"type": "draw"}``: the current player draws the card that begins their turn.
+- ``{"type": "draw"}``: the current player draws the card that begins their turn (the turn's first
+  tap or claim implies it).
 - ``{"type": "assist"}`` / ``{"type": "deploy"}``: after tapping the played card, discard it for its
-  ASSIST or make it the new Role for its DEPLOY.
-- ``{"type": "target", "seat": 2}``: the player an action picks.
+  ASSIST or make it the new Role for its DEPLOY (a tap of the player's own Role, before or after
+  the card, is a DEPLOY too).
+- ``{"type": "target", "seat": 2}``: the player an action picks (in the Informant's trade: the first
+  player, then the second, as the seat buttons give them).
 - ``{"type": "trade", "seats": [0, 2]}``: the two players the Informant makes trade hands.
 - ``{"type": "direction", "direction": "left" | "right"}``: where the Handler passes the Roles
   (left = clockwise = the next seat number).
 - ``{"type": "take-back", "seat": 1, "index": 0}``: the discarded card the Handler shuffles back
   (index in that player's pile, oldest first); a tap of a face-up discarded card does the same.
-- ``{"type": "spy-found", "found": true | false}``: whether the Secret Police saw the Spy.
+  ``{"type": "browse", "seat": 1, "index": 0}``: which card the owner's seat button takes back now
+  (a seat button and Next post it).
+- ``{"type": "spy-found", "found": true | false}``: whether the Secret Police saw the Spy (a tap of
+  the Spy answers yes and discards it at once).
 - ``{"type": "assassin", "received": true | false}``: whether the player asked received the
   Assassin (a tap of the Assassin answers yes and discards it at once).
 - ``{"type": "done"}``: the Seer's DEPLOY cards are back under the deck, or the Informant's DEPLOY
   card is back on top.
 - ``{"type": "claim-family"}`` then three taps, or ``{"type": "cancel-claim"}``.
+
+Every prompt can also be answered at the table, with taps, seat buttons and Next alone: each seat
+has at most one action (`Action.seat`), Next at most one (`primary`); docs/rules/peanuts.md, "At the
+table".
 - ``{"type": "next-round"}``: deal the next round.
 
 Options of `setup`: ``{"start": seat, "target": points}``.

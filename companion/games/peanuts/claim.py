@@ -10,20 +10,22 @@ from __future__ import annotations
 from companion.core.cues import Cue
 from companion.games.base import Event, GameError, seat_of
 from companion.games.catalog import Card
-from companion.games.peanuts.moves import Scorekeeper, refuse
+from companion.games.peanuts.moves import Scorekeeper, draw_card, refuse
 from companion.games.peanuts.rounds import win_round
 from companion.games.peanuts.rules import FAMILY
-from companion.games.peanuts.state import CLAIM_STEPS, PeanutsState, family_unreachable, place
+from companion.games.peanuts.state import CLAIM_STEPS, PeanutsState, StepKind, family_unreachable, place
 
 
 def start_claim(keeper: Scorekeeper, state: PeanutsState, event: Event, cues: list[Cue]) -> None:
-    """`claim-family`: offered only after a draw, to the player who drew, when the public record
-    leaves the claim possible."""
+    """`claim-family`: offered only after a draw (or at the turn's start: the claim implies the draw),
+    to the player who drew, when the public record leaves the claim possible."""
     step = state.steps[0] if state.steps else None
-    if step is None or step.kind not in CLAIM_STEPS:
+    if step is None or step.kind not in {*CLAIM_STEPS, StepKind.DRAW}:
         raise GameError("Finding the Family can only be claimed by the current player right after a draw.")
     if "seat" in event and seat_of(event, len(state.players)) != state.turn:
         raise GameError(f"Only {state.players[state.turn]} has just drawn.")
+    if step.kind is StepKind.DRAW:  # the claim implies the turn's draw
+        draw_card(state, cues)
     why = family_unreachable(keeper.rules, state, state.turn)
     if why:
         raise GameError(f"Finding the Family cannot succeed now: {why}.")

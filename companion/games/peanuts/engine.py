@@ -66,6 +66,7 @@ class Peanuts(Engine[PeanutsState]):
             "trade": ("seats",),
             "direction": ("direction",),
             "take-back": ("index",),
+            "browse": ("index",),
             "spy-found": ("found",),
             "assassin": ("received",),
             "done": (),

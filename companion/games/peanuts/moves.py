@@ -19,7 +19,7 @@ from companion.core.cues import Cue
 from companion.games.base import Event, GameError, seat_of
 from companion.games.catalog import Card
 from companion.games.peanuts.rules import PeanutsRules
-from companion.games.peanuts.state import Discard, PeanutsState, Step, place
+from companion.games.peanuts.state import Discard, PeanutsState, Step, StepKind, place
 from companion.games.peanuts.view import prompt
 
 
@@ -84,6 +84,19 @@ def unplaced(keeper: Scorekeeper, state: PeanutsState, event: Event) -> Card:
 
 
 # Moves ---------------------------------------------------------------------
+
+
+def draw_card(state: PeanutsState, cues: list[Cue]) -> None:
+    """The turn's draw: the `draw` input, or implied by the turn's first play or claim (the deck
+    count and the log say it all the same)."""
+    if state.deck == 0:
+        raise GameError("The deck is empty: there is nothing to draw.")
+    seat = state.turn
+    state.deck -= 1
+    state.hands[seat] += 1
+    state.may_hold_spy[seat] = True
+    state.steps[0] = Step(StepKind.ACT, seat)
+    cues.append(Cue("card-accepted", seat, f"{state.players[seat]} draws a card."))
 
 
 def discard_face_up(

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from companion.core.cues import Cue
 from companion.games.base import Event, GameError, seat_of
-from companion.games.peanuts.elimination import assassin_checks
+from companion.games.peanuts.elimination import assassin_checks, on_eliminate
 from companion.games.peanuts.moves import (
     RoleAction,
     Scorekeeper,
     discard_face_up,
     expect,
     flag,
+    refuse,
     run,
     unplaced,
     void,
@@ -32,6 +33,7 @@ from companion.games.peanuts.state import (
     role_at,
     spy_unreachable,
 )
+from companion.games.peanuts.view import prompt
 
 # ASSIST actions ------------------------------------------------------------
 
@@ -195,14 +197,13 @@ def why_not(rules: PeanutsRules, state: PeanutsState, seat: int, target: int, ef
 
 
 def on_trade(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+    """The Informant's trade: `trade` with both seats, or two seat buttons in turn (`target`)."""
     rules = keeper.rules
-    expect(rules, state, step, event, "trade")
-    seats = event.get("seats")
-    if not (isinstance(seats, list) and len(seats) == 2):
-        raise GameError("'seats' must list the two players who trade hands.")
-    a, b = (seat_of({"seat": s}, len(state.players)) for s in seats)
-    if a == b:
-        raise GameError("Two different players must trade hands.")
+    expect(rules, state, step, event, "trade", "target", by_seat=event["type"] == "trade")
+    pair = one_trader(rules, state, step, event, cues) if event["type"] == "target" else traders(state, event)
+    if pair is None:
+        return
+    a, b = pair
     for s in (a, b):
         if s not in step.info["seats"]:
             raise GameError(why_not(rules, state, -1, s, "trade"))
@@ -211,6 +212,35 @@ def on_trade(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event,
     state.may_hold_spy[a], state.may_hold_spy[b] = state.may_hold_spy[b], state.may_hold_spy[a]
     cues.append(Cue("card-accepted", state.turn, f"{state.players[a]} and {state.players[b]} trade hands."))
     state.steps[0:0] = assassin_checks(rules, state, [a, b])
+
+
+def traders(state: PeanutsState, event: Event) -> tuple[int, int]:
+    seats = event.get("seats")
+    if not (isinstance(seats, list) and len(seats) == 2):
+        raise GameError("'seats' must list the two players who trade hands.")
+    a, b = (seat_of({"seat": s}, len(state.players)) for s in seats)
+    if a == b:
+        raise GameError("Two different players must trade hands.")
+    return a, b
+
+
+def one_trader(
+    rules: PeanutsRules, state: PeanutsState, step: Step, event: Event, cues: list[Cue]
+) -> tuple[int, int] | None:
+    """A seat button during the trade: the first player, then the second (the first again: picked
+    no more). The pair once both are picked."""
+    seat = seat_of(event, len(state.players))
+    if seat not in step.info["seats"]:
+        raise GameError(why_not(rules, state, -1, seat, "trade"))
+    first = step.info.pop("first", None)
+    if first is None:
+        step.info["first"] = seat
+        cues.append(Cue("card-accepted", seat, f"{state.players[seat]} trades hands: with whom?"))
+        return None
+    if first == seat:
+        cues.append(Cue("card-accepted", seat, f"{state.players[seat]} does not trade after all."))
+        return None
+    return first, seat
 
 
 # The Handler ---------------------------------------------------------------
@@ -248,9 +278,24 @@ def taken_back(keeper: Scorekeeper, state: PeanutsState, event: Event) -> tuple[
     return owner, index
 
 
+def browse(state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+    """A pile's seat button (or Next) during the Handler's take-back: which card its owner's button
+    takes back now (`index`, oldest first)."""
+    owner = seat_of(event, len(state.players))
+    index, pile = event.get("index", 0), state.piles[owner]
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(pile):
+        raise GameError(f"{state.players[owner]}'s discard pile has no card number {index}.")
+    step.info.update(owner=owner, index=index)
+    text = f"{state.players[owner]}'s pile: card #{index + 1} of {len(pile)}."
+    cues.append(Cue("card-accepted", owner, text))
+
+
 def on_take_back(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
     rules = keeper.rules
-    expect(rules, state, step, event, "take-back", "tap", by_seat=event["type"] == "tap")
+    expect(rules, state, step, event, "take-back", "tap", "browse", by_seat=event["type"] == "tap")
+    if event["type"] == "browse":
+        browse(state, step, event, cues)
+        return
     owner, index = taken_back(keeper, state, event)
     discard = state.piles[owner].pop(index)
     state.deck += 1
@@ -275,29 +320,48 @@ def on_take_back(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Ev
 
 
 def on_spy_found(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
-    """The Secret Police's outcome: only whether the Spy was there (the hand itself is never tapped)."""
+    """The Secret Police's outcome: only whether the Spy was there (`spy-found`; Next: not found),
+    or the tap of the Spy itself, found and discarded at once. The hand is never tapped otherwise."""
     rules = keeper.rules
+    if event["type"] == "tap":
+        spy_shown(keeper, state, step, event, cues)
+        return
     expect(rules, state, step, event, "spy-found")
     found = flag(event, "found")
     target = step.info["target"]
-    if found and not could_hold(rules, state, "spy"):  # only what everyone sees, see `state.place`
-        raise GameError("The Spy cannot be in that hand: it is in sight on the table.")
-    why = spy_unreachable(state, target)
-    if found and why:
-        raise GameError(f"{why}.")
     state.steps.pop(0)
     if found:
-        state.extra_turn = True
-        state.steps.insert(0, Step(StepKind.ELIMINATE, target, {"role": "spy"}))
-        cues.append(
-            Cue(
-                "card-accepted",
-                target,
-                f"The Secret Police found the Spy: {state.players[target]} is out.",
-            )
-        )
+        spy_found(rules, state, target, cues)
     else:
         cues.append(Cue("card-accepted", target, "No Spy there."))
+
+
+def spy_found(rules: PeanutsRules, state: PeanutsState, target: int, cues: list[Cue]) -> None:
+    """`target`'s hand held the Spy: they are out (their tap of it comes next) and the player plays
+    again. Refused where the public record shows the Spy cannot be there."""
+    if not could_hold(rules, state, "spy"):  # only what everyone sees, see `state.place`
+        raise GameError("The Spy cannot be in that hand: it is in sight on the table.")
+    why = spy_unreachable(state, target)
+    if why:
+        raise GameError(f"{why}.")
+    state.extra_turn = True
+    state.steps.insert(0, Step(StepKind.ELIMINATE, target, {"role": "spy"}))
+    text = f"The Secret Police found the Spy: {state.players[target]} is out."
+    cues.append(Cue("card-accepted", target, text))
+
+
+def spy_shown(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+    """A tap during `spy-found` (from the player's reader or the target's): only the Spy is taken,
+    as the answer and the eliminated hand at once; any other card is refused in the same words."""
+    target = step.info["target"]
+    if "seat" in event and seat_of(event, len(state.players)) not in (state.turn, target):
+        raise GameError(f"It is {state.players[state.turn]}'s move. {prompt(keeper.rules, state).text}")
+    if keeper.rules.role(keeper.card(event).id) != "spy":
+        raise refuse(keeper.rules, state)
+    state.steps.pop(0)
+    spy_found(keeper.rules, state, target, cues)
+    tap = {key: value for key, value in event.items() if key != "seat"}
+    on_eliminate(keeper, state, state.steps[0], tap, cues)
 
 
 def on_agent_discard(

@@ -4,6 +4,8 @@ begun and ended, the showdown when the deck runs out, and the Peanut Point of th
 
 from __future__ import annotations
 
+from typing import Any
+
 from companion.core.cues import Cue
 from companion.games.base import Event, GameError, Status, seat_of
 from companion.games.peanuts.moves import Scorekeeper, expect, refuse, unplaced
@@ -76,7 +78,7 @@ def win_round(state: PeanutsState, winners: list[int], reason: str, cues: list[C
     """Score the round; end the game if somebody reached the target."""
     for seat in winners:
         state.scores[seat] += 1
-    state.rounds.append({"round": state.round, "winners": list(winners), "reason": reason})
+    state.rounds.append({"round": state.round, "winners": list(winners), "reason": reason, **how_won(state)})
     state.claim = None
     state.steps = []
     cues.append(Cue("round-won", winners[0] if len(winners) == 1 else None, reason, {"winners": winners}))
@@ -92,6 +94,19 @@ def win_round(state: PeanutsState, winners: list[int], reason: str, cues: list[C
     n = len(state.players)
     state.start = next(s for s in clockwise(n, state.turn + 1) if s in winners)
     state.steps = [Step(StepKind.ROUND_OVER, None)]
+
+
+def how_won(state: PeanutsState) -> dict[str, Any]:
+    """How the round just won was won, in public facts only, kept with the round so the board and the
+    history can still show it once the next round is dealt: Finding the Family (the three cards, shown
+    then), the last player standing, or the showdown (every hand shown, with its Role). And who is out."""
+    out = [s for s, gone in enumerate(state.eliminated) if gone]
+    if state.result is not None:
+        hands = [{"seat": s, "role": state.roles[s], "hand": card} for s, card in sorted(state.shown.items())]
+        return {"how": "showdown", "decided_by": state.result["decided_by"], "hands": hands, "out": out}
+    if state.claim is not None:
+        return {"how": "family", "cards": list(state.claim), "out": out}
+    return {"how": "last-standing", "out": out}
 
 
 def start_showdown(state: PeanutsState, cues: list[Cue]) -> None:

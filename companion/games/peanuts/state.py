@@ -41,7 +41,8 @@ class StepKind(StrEnum):
 
 # The steps during which the current player has just drawn and may claim Finding the Family: the
 # turn's draw (act), the Agent's ASSIST (agent-discard: before the target picks a card of the hand),
-# the Seer's and the Informant's DEPLOY (before the drawn cards go back to the deck).
+# the Seer's and the Informant's DEPLOY (before the drawn cards go back to the deck). A claim at the
+# turn's draw itself implies the draw (`claim.start_claim`).
 CLAIM_STEPS = frozenset({StepKind.ACT, StepKind.AGENT_DISCARD, StepKind.SEER_DRAW, StepKind.INFORMANT_DRAW})
 
 

@@ -8,42 +8,67 @@ from __future__ import annotations
 
 from companion.core.cues import Cue
 from companion.games.base import Event, GameError
-from companion.games.peanuts.moves import Scorekeeper, discard_face_up, expect, run, unplaced
+from companion.games.peanuts.moves import Scorekeeper, discard_face_up, draw_card, expect, run, unplaced
 from companion.games.peanuts.roles import ASSIST, DEPLOY
 from companion.games.peanuts.rules import PeanutsRules
-from companion.games.peanuts.state import PeanutsState, Step, StepKind
+from companion.games.peanuts.state import PeanutsState, Step
 
 
 def on_draw(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
-    expect(keeper.rules, state, step, event, "draw")
-    if state.deck == 0:
-        raise GameError("The deck is empty: there is nothing to draw.")
-    seat = state.turn
-    state.deck -= 1
-    state.hands[seat] += 1
-    state.may_hold_spy[seat] = True
-    state.steps[0] = Step(StepKind.ACT, seat)
-    cues.append(Cue("card-accepted", seat, f"{state.players[seat]} draws a card."))
+    """The draw that begins the turn: `draw` (Next), or implied by the turn's first tap (a play)."""
+    expect(keeper.rules, state, step, event, "draw", "tap")
+    draw_card(state, cues)
+    if event["type"] == "tap":
+        on_act(keeper, state, state.steps[0], event, cues)
 
 
 def on_act(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
-    """The card played: first its tap, then the choice of its ASSIST or its DEPLOY."""
+    """The card played: its tap, then its ASSIST (`assist`, Next) or its DEPLOY (`deploy`, or a
+    tap of the player's own Role, before or after the card)."""
     expect(keeper.rules, state, step, event, "tap", "assist", "deploy")
-    seat = state.turn
     if event["type"] == "tap":
-        card = unplaced(keeper, state, event)
-        step.info["card"] = card.id
-        cues.append(Cue("card-accepted", seat, f"{state.players[seat]} plays the {card.name}."))
+        on_play_tap(keeper, state, step, event, cues)
         return
     card_id = step.info.get("card")
     if card_id is None:
         raise GameError("First tap the card you play.")
+    play(keeper.rules, state, card_id, event["type"], cues)
+
+
+def on_play_tap(keeper: Scorekeeper, state: PeanutsState, step: Step, event: Event, cues: list[Cue]) -> None:
+    """A tap in `act`. The player's own Role: DEPLOY the card tapped before, or the next one (the
+    Role again: not a DEPLOY after all). Another card: the card played, or the new Role."""
+    seat, name = state.turn, state.players[state.turn]
+    card = keeper.card(event)
+    if card.id == state.roles[seat]:
+        if "card" in step.info:
+            play(keeper.rules, state, step.info["card"], "deploy", cues)
+            return
+        step.info["deploy"] = not step.info.get("deploy", False)
+        text = (
+            f"{name} deploys a new Role: the {card.name} goes to the discard pile."
+            if step.info["deploy"]
+            else f"{name} keeps the {card.name} as their Role."
+        )
+        cues.append(Cue("card-accepted", seat, text))
+        return
+    card = unplaced(keeper, state, event)
+    if step.info.get("deploy"):
+        play(keeper.rules, state, card.id, "deploy", cues)
+        return
+    step.info["card"] = card.id
+    cues.append(Cue("card-accepted", seat, f"{name} plays the {card.name}."))
+
+
+def play(rules: PeanutsRules, state: PeanutsState, card_id: str, how: str, cues: list[Cue]) -> None:
+    """The card leaves the hand for its ASSIST or its DEPLOY."""
+    seat = state.turn
     state.steps.pop(0)
     state.hands[seat] -= 1
-    if event["type"] == "assist":
-        assist(keeper.rules, state, seat, card_id, cues)
+    if how == "assist":
+        assist(rules, state, seat, card_id, cues)
     else:
-        deploy(keeper.rules, state, seat, card_id, cues)
+        deploy(rules, state, seat, card_id, cues)
 
 
 def assist(rules: PeanutsRules, state: PeanutsState, seat: int, card_id: str, cues: list[Cue]) -> None:

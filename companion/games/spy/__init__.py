@@ -33,7 +33,10 @@ Inputs, as documented in ``docs/rules/spy.md``:
 - ``{"type": "claim", "seat": 0, "colour": "green"}``: claim a colour without its Spy card;
 - ``{"type": "pass"}`` (optionally ``"seat"``, which must be the current player): end the turn
   without spying;
-- ``{"type": "eliminate", "seat": 2}``: that player dropped a card and is out.
+- ``{"type": "eliminate", "seat": 2}``: that player dropped a card and is out (that player's seat
+  button held);
+- ``{"type": "pick", "seat": 0}``: setup, the asked seat's button pressed: show the next free colour,
+  which the held button then claims.
 
 Options of `setup`: ``{"start": seat}``, the youngest player, who takes the first turn (default 0).
 """

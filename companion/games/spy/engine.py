@@ -25,7 +25,7 @@ from companion.games.base import (
 )
 from companion.games.catalog import Card, GameData
 from companion.games.spy.rules import GAME, TYPE_ANSWERS, Base, parse_rules
-from companion.games.spy.state import SpyState, allowed_colours, next_alive, winner_text
+from companion.games.spy.state import SpyState, allowed_colours, next_alive, picked_colour, winner_text
 from companion.games.spy.view import prompt, public_view
 
 
@@ -37,6 +37,7 @@ class Spy(Engine[SpyState]):
         "claim": frozenset({"seat", "colour"}),
         "pass": frozenset({"seat"}),
         "eliminate": frozenset({"seat"}),
+        "pick": frozenset({"seat"}),
     }
     options = (SetupOption("start", "Start player (the youngest)", "seat", 0),)
 
@@ -93,8 +94,10 @@ class Spy(Engine[SpyState]):
             cues = self._pass(state, event)
         elif kind == "eliminate":
             cues = self._drop(state, seat_of(event, len(state.players)))
+        elif kind == "pick":
+            cues = self._pick(state, seat_of(event, len(state.players)))
         else:
-            raise GameError(f"SPY has no action {kind!r}: use tap, claim, pass or eliminate.")
+            raise GameError(f"SPY has no action {kind!r}: use tap, claim, pass, eliminate or pick.")
         return cues
 
     def _claiming_seat(self, state: SpyState, event: Event) -> int:
@@ -121,12 +124,25 @@ class Spy(Engine[SpyState]):
                 f"{colour.capitalize()} is already {state.players[state.colours.index(colour)]}'s."
             )
         state.colours[seat] = colour
+        state.picked = 0  # the next seat's buttons start at the first free colour
         state.log.append(f"{name} plays {colour}.")
         cues = [Cue("card-accepted", seat=seat, text=f"{name} plays {colour}", data={"colour": colour})]
         if None not in state.colours:
             state.status = Status.PLAYING
             state.turn = state.start
         return cues
+
+    def _pick(self, state: SpyState, seat: int) -> list[Cue]:
+        """A press of the asked seat's button in setup: show the next free colour (a hold claims it)."""
+        if state.status is not Status.SETUP:
+            raise GameError("Every colour is already claimed: the game is under way.")
+        asked = state.colours.index(None)
+        if seat != asked:
+            raise GameError(f"{state.players[asked]} chooses a colour now, not {state.players[seat]}.")
+        state.picked += 1
+        colour = picked_colour(self.rules, state)
+        name = state.players[seat]
+        return [Cue("card-accepted", seat=seat, text=f"{name}: {colour}? Hold your seat button to play it")]
 
     def _spy(self, state: SpyState, card: Card) -> list[Cue]:
         """The owner tapped the card the current player spies on; answer it."""

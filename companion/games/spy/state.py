@@ -23,6 +23,7 @@ class SpyState:
     start: int
     status: Status = Status.SETUP
     colours: list[str | None] = field(default_factory=list)
+    picked: int = 0  # setup: which free colour the seat buttons show (`free_colours`), stepped by a press
     turn: int | None = None
     eliminated: list[bool] = field(default_factory=list)
     exposed: list[int] = field(default_factory=list)
@@ -36,6 +37,17 @@ class SpyState:
 def allowed_colours(rules: SpyRules, state: SpyState) -> tuple[str, ...]:
     """The colours this table may claim: a two-player game has its own two."""
     return rules.two_player_colours if len(state.players) == 2 else rules.colours
+
+
+def free_colours(rules: SpyRules, state: SpyState) -> list[str]:
+    """The colours still free to claim, in the rulebook's order."""
+    return [c for c in allowed_colours(rules, state) if c not in state.colours]
+
+
+def picked_colour(rules: SpyRules, state: SpyState) -> str:
+    """The free colour the seat buttons show now: the one a held seat button claims."""
+    free = free_colours(rules, state)
+    return free[state.picked % len(free)]
 
 
 def next_alive(state: SpyState, seat: int) -> int:

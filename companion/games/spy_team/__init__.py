@@ -16,7 +16,10 @@ Inputs (events), all plain dicts as the journal stores them:
 
 - ``{"type": "mission", "seat": 0, "tile": "1/5", "target": 1}``: seat 0 aims for 1 trick, its
   teammate for the tile's other number (5). Either teammate may send it, and may send another one to
-  change the team's choice, until the first card of the round is played.
+  change the team's choice, until the first card of the round is played. A held seat button sends
+  the mission its team's buttons show;
+- ``{"type": "pick", "seat": 2}``: a press of that seat's button: its team's buttons show the team's
+  next mission (in the prompt's text); nothing is settled;
 - ``{"type": "tap", "card": "spy-team/red-17"}`` (optionally ``"seat": 2``): the card of the seat whose
   turn it is.
 

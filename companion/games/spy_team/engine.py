@@ -31,8 +31,10 @@ from companion.games.spy_team.state import (
     SpyTeamState,
     Team,
     TrickResult,
+    choices,
     missions_ready,
     pair,
+    picked,
     targets,
     team_of,
     teammate,
@@ -49,7 +51,7 @@ class SpyTeam(Engine[SpyTeamState]):
     """The Spy Team rules engine. Pure: see `companion.games.base.Engine`."""
 
     game = GAME
-    action_keys = {"mission": frozenset({"seat", "tile", "target"})}
+    action_keys = {"mission": frozenset({"seat", "tile", "target"}), "pick": frozenset({"seat"})}
     options = (SetupOption("start", "Start player", "seat", 0),)
 
     def __init__(self, data: GameData) -> None:
@@ -89,6 +91,8 @@ class SpyTeam(Engine[SpyTeamState]):
             cues = self._tap(state, event)
         elif kind == "mission":
             cues = self._mission(state, event)
+        elif kind == "pick":
+            cues = self._pick(state, event)
         else:
             raise GameError(f"Spy Team has no action '{kind}'.")
         return cues
@@ -106,6 +110,7 @@ class SpyTeam(Engine[SpyTeamState]):
 
         ready_before = missions_ready(state)
         team.mission = Mission(tile=tile, targets={seat: target, mate: other})
+        team.pick = choices(team).index((tile, team.mission.targets[team.seats[0]]))  # the buttons show it
         cues = [
             Cue(
                 "card-accepted",
@@ -120,6 +125,17 @@ class SpyTeam(Engine[SpyTeamState]):
             leader = state.players[state.leader]
             cues.append(Cue("your-turn", seat=state.leader, text=f"{leader} leads the first trick"))
         return cues
+
+    def _pick(self, state: SpyTeamState, event: Event) -> list[Cue]:
+        """A press of a team's seat button: show the team's next mission (a hold settles it)."""
+        seat = seat_of(event, PLAYERS)
+        team = state.teams[team_of(state, seat)]
+        if state.played:
+            raise GameError(f"{team.name} can no longer change its mission: the first card is played.")
+        team.pick = (team.pick + 1) % len(choices(team))
+        tile, target = picked(team)
+        text = f"{mission_label(state, team, team.seats[0], tile, target)}? Hold a seat button to settle it"
+        return [Cue("card-accepted", seat=seat, text=text, data={"team": team.name, "tile": tile})]
 
     def _choice(self, state: SpyTeamState, team: Team, event: Event) -> tuple[str, int]:
         """The tile and the sender's target a mission event names, refused unless `team` may take them."""
@@ -266,6 +282,8 @@ class SpyTeam(Engine[SpyTeamState]):
                 outcome=outcome,
                 reason=cue.text,
                 tricks_won=list(state.tricks_won),
+                targets=targets(state),
+                missions=[each.mission.tile if each.mission else None for each in state.teams],
             )
         )
         cues = [
@@ -355,3 +373,4 @@ def _new_round(state: SpyTeamState) -> None:
     state.tricks_won = [0] * PLAYERS
     for each in state.teams:
         each.mission = None
+        each.pick = 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from companion.games.base import Status
-from companion.games.spy_team.rules import PLAYERS
+from companion.games.spy_team.rules import PLAYERS, parse_tile
 
 # How a round ends: the team that completes its mission does so by its own tricks, or by the rival's
 # sabotage.
@@ -35,6 +35,7 @@ class Team:
     tiles_left: list[str]
     tiles_removed: list[str] = field(default_factory=list)
     mission: Mission | None = None
+    pick: int = 0  # which of `choices(team)` the seat buttons show now, stepped by a press
 
 
 @dataclass
@@ -57,7 +58,8 @@ class TrickResult:
 
 @dataclass
 class RoundResult:
-    """A finished round: the team that completed its mission, and why."""
+    """A finished round: the team that completed its mission, and why; each seat's tricks and target
+    and each team's mission tile (by team), so the board can still show the round once the next began."""
 
     round: int
     team: str
@@ -66,6 +68,8 @@ class RoundResult:
     outcome: RoundOutcome
     reason: str
     tricks_won: list[int]
+    targets: list[int | None] = field(default_factory=list)
+    missions: list[str | None] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +112,25 @@ def pair(state: SpyTeamState, team: Team) -> str:
     """The team's two players: ``"Ann and Cid"``."""
     a, b = team.seats
     return f"{state.players[a]} and {state.players[b]}"
+
+
+def choices(team: Team) -> list[tuple[str, int]]:
+    """The team's legal missions in order, as (tile, the target of the team's first seat): each tile
+    it has left, each distinct way round (``3/3`` has one)."""
+    return [(tile, target) for tile in team.tiles_left for target in dict.fromkeys(parse_tile(tile))]
+
+
+def picked(team: Team) -> tuple[str, int]:
+    """The mission the team's seat buttons show now: the one a held seat button settles."""
+    options = choices(team)
+    return options[team.pick % len(options)]
+
+
+def browsing(team: Team) -> bool:
+    """Whether the team's seat buttons show something other than its mission (none yet included)."""
+    if team.mission is None:
+        return True
+    return picked(team) != (team.mission.tile, team.mission.targets[team.seats[0]])
 
 
 def waiting(state: SpyTeamState) -> list[str]:

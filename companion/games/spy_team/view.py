@@ -18,7 +18,10 @@ from companion.games.spy_team.state import (
     SpyTeamState,
     Team,
     TrickResult,
+    browsing,
+    choices,
     pair,
+    picked,
     targets,
     team_of,
     teammate,
@@ -40,20 +43,37 @@ def mission_label(state: SpyTeamState, team: Team, seat: int, tile: str, target:
 def mission_actions(state: SpyTeamState) -> list[Action]:
     """Every legal mission action now: each team, each tile it has left, each distinct way round.
 
-    The action names the team's first seat; ``3/3`` has only one way round. Empty once the first
-    card of the round is played (missions are fixed) or when the game is over.
+    The tablet's actions name the team's first seat (``3/3`` has only one way round). For the seat
+    buttons, each seat of a team gets a press (`pick`: show the team's next mission) and a hold
+    (settle the mission shown). Empty once the first card of the round is played (missions are
+    fixed) or when the game is over.
     """
     if state.status is not Status.PLAYING or state.played:
         return []
     actions: list[Action] = []
     for team in state.teams:
-        seat = team.seats[0]
-        for tile in team.tiles_left:
-            for target in dict.fromkeys(parse_tile(tile)):  # distinct, in order
-                label = mission_label(state, team, seat, tile, target)
-                fields = {"seat": seat, "tile": tile, "target": target}
-                actions.append(Action("mission", label, fields, seat=seat))
+        first = team.seats[0]
+        for tile, target in choices(team):
+            label = mission_label(state, team, first, tile, target)
+            fields = {"seat": first, "tile": tile, "target": target}
+            actions.append(Action("mission", label, fields, seat=first, button=False))
+        tile, target = picked(team)
+        label = mission_label(state, team, first, tile, target)
+        for seat in team.seats:
+            fields = {"seat": first, "tile": tile, "target": target}
+            actions.append(Action("mission", label, fields, seat=seat, hold=True, tablet=False))
+            actions.append(Action("pick", "Show the next mission", {"seat": seat}, seat=seat, tablet=False))
     return actions
+
+
+def _picks_text(state: SpyTeamState) -> str:
+    """What the teams' seat buttons show now, for the teams still choosing (or changing)."""
+    shown = []
+    for team in state.teams:
+        if browsing(team):
+            tile, target = picked(team)
+            shown.append(f"{mission_label(state, team, team.seats[0], tile, target)}?")
+    return " ".join(shown)
 
 
 def targets_json(mission: Mission) -> dict[str, int]:
@@ -70,13 +90,18 @@ def prompt(state: SpyTeamState) -> Prompt:
     actions = tuple(mission_actions(state))
     teams = waiting(state)
     if teams:
-        text = f"Round {state.round}: {' and '.join(teams)}, choose your mission"
+        text = (
+            f"Round {state.round}: {' and '.join(teams)}, choose your mission: "
+            f"press a seat button to pick a mission, hold it to settle. {_picks_text(state)}"
+        )
         return Prompt(text, None, False, actions)
     seat = turn(state)
     assert seat is not None
     name = state.players[seat]
     if not state.trick:
         text = f"{name}: lead the first trick" if not state.played else f"{name}: lead the next trick"
+        if not state.played and _picks_text(state):
+            text += f" (or hold a seat button to change the mission to {_picks_text(state)})"
     else:
         text = f"{name}: play a card"
     return Prompt(text, seat, True, actions)
@@ -137,6 +162,9 @@ def _round_view(result: RoundResult) -> dict[str, Any]:
         "tile": result.tile,
         "outcome": result.outcome,
         "tricks_won": list(result.tricks_won),
+        # Each seat's target that round, and each team's mission tile (by team): all public.
+        "targets": list(result.targets),
+        "missions": list(result.missions),
     }
 
 
