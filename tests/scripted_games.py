@@ -13,7 +13,8 @@ Call = Callable[[str, str, Any], Any]
 
 
 def spy_team(call: Call) -> Iterator[str]:
-    """Spy Team, 4 players: a trick under way, then a game B.I.R.D. sabotage three times."""
+    """Spy Team, 4 players: the first round just over (B.I.R.D. sabotaged), a trick under way, then a
+    game B.I.R.D. sabotage three times."""
     call("POST", "/api/games", {"game": "spy-team", "players": ["Annabel", "Bartholomew", "Cid", "Dee"]})
     for cat_tile in ("1/5", "2/4", "3/3"):
         call(
@@ -28,6 +29,8 @@ def spy_team(call: Call) -> Iterator[str]:
                 call("POST", "/api/taps", {"card": card})
                 if cat_tile == "2/4" and trick == 1 and number == 1:
                     yield "playing"
+                if cat_tile == "1/5" and trick == 1 and number == 3:
+                    yield "round-over"
     yield "game-over"
 
 
@@ -47,7 +50,7 @@ SPY_SCRIPT: list[dict[str, Any]] = [
 
 
 def spy(call: Call) -> Iterator[str]:
-    """SPY, 3 players: a lit bomb and a player out, then the game's end."""
+    """SPY, 3 players: a player just out (BOOM), then play going on, then the game's end."""
     call(
         "POST",
         "/api/games",
@@ -62,13 +65,16 @@ def spy(call: Call) -> Iterator[str]:
             )
         else:
             call("POST", "/api/actions", step)
+        if number == 7:
+            yield "out"
         if number == 8:
             yield "playing"
     yield "game-over"
 
 
 def peanuts(call: Call, players: int = 5, seed: int = 1819) -> Iterator[str]:
-    """Mission for Peanuts: the seeded table of tests/games/test_peanuts.py, its inputs posted one by one."""
+    """Mission for Peanuts: the seeded table of tests/games/test_peanuts.py, its inputs posted one by one:
+    the second round just dealt (the first one's result on the board), play under way, the game's end."""
     from tests.games.test_peanuts import NAMES, Table
 
     table = Table(players, seed)
@@ -77,9 +83,13 @@ def peanuts(call: Call, players: int = 5, seed: int = 1819) -> Iterator[str]:
     start = table.log[0].before.start
     call("POST", "/api/games", {"game": "peanuts", "players": NAMES[:players], "options": {"start": start}})
     middle = len(events) // 2
+    dealt = False
     for number, event in enumerate(events):
         body = {k: v for k, v in event.items() if k != "type"} if event["type"] == "tap" else event
         call("POST", "/api/taps" if event["type"] == "tap" else "/api/actions", body)
+        if event["type"] == "next-round" and not dealt:
+            dealt = True
+            yield "round-over"
         if number == middle:
             yield "playing"
     yield "game-over"

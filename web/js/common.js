@@ -21,6 +21,22 @@ const Companion = (() => {
     return node;
   }
 
+  // A finished round's result, drawn the same wherever it shows (the board right after the round, the
+  // scoreboard's "Last round" panel, the history page): a headline, why, and a row per player with
+  // their figure of the round (tricks against target, a point, out) and a note. A game's renderer
+  // builds these from its public view (`results(view)`); web/css/results.css styles them.
+  function roundCard({kicker, head, why, rows, outcome}) {
+    return h("section", {class: `round-card ${outcome || ""}`.trim()},
+      kicker ? h("p", {class: "rc-kicker"}, kicker) : null,
+      h("h2", {class: "rc-head"}, head),
+      why ? h("p", {class: "rc-why"}, why) : null,
+      rows && rows.length ? h("ul", {class: "rc-rows"}, rows.map((row) =>
+        h("li", {class: `rc-row ${row.cls || ""}`.trim(), dataset: {seat: row.seat}},
+          h("span", {class: "rc-name"}, row.name),
+          h("span", {class: "rc-fig"}, row.fig),
+          row.note ? h("span", {class: "rc-note"}, row.note) : null))) : null);
+  }
+
   function registerGame(name, renderer) { games[name] = renderer; }
   function renderer(name) { return games[name] || genericRenderer; }
 
@@ -244,7 +260,7 @@ const Companion = (() => {
     if (current) { current.staleAt = current.staleAt || now; prune(); scheduleBanner(); }
   }
 
-  return {h, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved,
+  return {h, roundCard, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved,
     loadCatalog, gameInfo, titleOf, cueStyle, loadRenderer, rendererReady,
     get games() { return Object.values(catalog.games); }};
 })();

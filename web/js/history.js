@@ -44,9 +44,22 @@
       const summary = el("summary", {}, el("strong", {}, g.title), ` · ${when(g.started_at)}`,
         el("span", {class: "who"}, `${names}${rounds} · ${result}`));
       const lines = g.summary.map((line) => el("p", {}, line));
+      const results = el("div", {class: "results", dataset: {game: g.game}});
       const story = el("ol", {class: "log"}, ...g.log.map((line) => el("li", {}, line)));
-      return el("details", {class: "game", id: `game-${g.id}`}, summary, el("div", {class: "summary"}, ...lines), story);
+      drawResults(g, results);
+      return el("details", {class: "game", id: `game-${g.id}`}, summary, el("div", {class: "summary"}, ...lines),
+        results, story);
     }));
+  }
+
+  // Each round's result, drawn by the game's own renderer as on the scoreboard (its `results(view)`),
+  // from the part of the final view the record carries; a game without one shows its summary alone.
+  function drawResults(game, box) {
+    if (!game.board) return;
+    Companion.loadCatalog().then(() => Companion.loadRenderer(game.game)).then((renderer) => {
+      const cards = renderer && renderer.results ? renderer.results(game.board) : [];
+      if (cards.length) box.replaceChildren(el("h3", {}, "Round by round"), ...cards);
+    });
   }
 
   fetch("/api/history", {cache: "no-store"}).then((r) => r.json()).then((history) => {

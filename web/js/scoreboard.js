@@ -19,6 +19,7 @@
         : view.round && renderer(view.game).showRound !== false ? `Round ${view.round}` : "";
     document.getElementById("prompt").textContent = view.prompt ? view.prompt.text : "";
     showStory(view);
+    showLastRound(view);
     if (!view.game) {
       board.replaceChildren(h("div", {class: "idle"}, h("p", {}, "No game yet."),
         h("p", {class: "hint"}, "Open /control on the host's device to start one.")));
@@ -30,8 +31,15 @@
   }
 
   // The game's story (the view's public log): its latest line in the top bar, the whole of it (and the
-  // game-over summary) one tap away, newest last, so the board keeps its space.
+  // game-over summary) one tap away, newest last, in a panel over the side of the board (so the board
+  // keeps its place). Opened, it shows its newest line and follows the new ones, unless the reader
+  // scrolled up to read an older one.
   const story = document.getElementById("story");
+  const storyPanel = story.querySelector(".story-panel");
+  const list = story.querySelector("ol");
+  // Whether the reader is at the newest line (as far down as the list goes): then it follows.
+  const atEnd = () => list.scrollTop + list.clientHeight >= list.scrollHeight - 8;
+  function toEnd() { list.scrollTop = list.scrollHeight; }
   function showStory(next) {
     const log = next.log || [];
     const summary = next.summary || [];
@@ -39,10 +47,41 @@
     story.querySelector("summary").textContent =
       summary.length ? `Game over: ${summary[0]}` : `Story: ${log[log.length - 1] || ""}`;
     story.querySelector(".summary").replaceChildren(...summary.map((line) => h("p", {}, line)));
-    const list = story.querySelector("ol");
+    const follow = !story.open || atEnd();
     list.replaceChildren(...log.map((line) => h("li", {}, line)));
-    list.scrollTop = list.scrollHeight;
+    if (story.open) { placeStory(); if (follow) toEnd(); }
   }
+  // Between the top bar and the prompt: the board's own space, which the panel lies over.
+  function placeStory() {
+    const top = document.querySelector(".topbar").getBoundingClientRect().bottom;
+    const prompt = document.getElementById("prompt").getBoundingClientRect();
+    const phone = innerWidth <= 700;
+    storyPanel.style.top = `${phone ? Math.max(top, innerHeight * 0.45) : top}px`;
+    storyPanel.style.bottom = `${Math.max(0, innerHeight - prompt.top)}px`;
+  }
+  story.addEventListener("toggle", () => {
+    if (!story.open) return;
+    placeStory();
+    toEnd();
+  });
+
+  // The last round's result one tap away ("Last round" in the top bar; the board shows it by itself
+  // right after the round): the latest of the renderer's `results(view)`, over the board until tapped.
+  const lastButton = document.getElementById("last-round-button");
+  const lastPanel = document.getElementById("last-round");
+  let lastOpen = false;
+  function showLastRound(next) {
+    const r = next.game ? renderer(next.game) : null;
+    const cards = r && r.results ? r.results(next) : [];
+    if (!cards.length) lastOpen = false;
+    lastButton.hidden = !cards.length;
+    lastButton.textContent = (r && r.resultsLabel) || "Last round";
+    lastButton.setAttribute("aria-expanded", String(lastOpen));
+    lastPanel.hidden = !lastOpen;
+    lastPanel.replaceChildren(...cards.slice(-1));
+  }
+  lastButton.addEventListener("click", () => { lastOpen = !lastOpen; if (view) showLastRound(view); });
+  lastPanel.addEventListener("click", () => { lastOpen = false; if (view) showLastRound(view); });
 
   // Everything on the board must be seen from across the table, without scrolling. Each game's layout
   // is made to fit the screen; when a board still holds more (long discard piles, long names), the type
@@ -70,7 +109,10 @@
     root.style.fontSize = `${fits}px`;
   }
   let resizing = null;
-  window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(fit, 100); });
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(() => { fit(); if (story.open) placeStory(); }, 100);
+  });
 
   // A cue with a banner sounds when its banner appears (banners queue up: Camouflage, then the trick,
   // then the mission...), cutting the sound before it, so the tunes do not play over each other; a

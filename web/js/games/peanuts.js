@@ -67,6 +67,54 @@
       h("span", {class: "score"}, player.score));
   }
 
+  // The round just won, from the next round's deal until its first input (a Role shown): the news says
+  // who won it and how, each panel that player's part of it (the point, the hand shown, out).
+  function justFinished(view) {
+    const last = lastRound(view);
+    if (!last || !last.how || view.status !== "setup" || last.round !== view.round - 1) return null;
+    return view.players.every((p) => !p.role) ? last : null;
+  }
+
+  // One player's part of a finished round: their figure (the point, out) and what they showed.
+  function partIn(r, player) {
+    const won = r.winners.includes(player.seat);
+    const shown = (r.hands || []).find((x) => x.seat === player.seat);
+    let note = "";
+    if (shown) {
+      note = `${shown.role.name} + ${shown.hand.name}: ${shown.combination || "no combination"}, ${shown.notches} notches`;
+    } else if (won && r.how === "family") {
+      note = `found the family: ${(r.cards || []).map((c) => c.name).join(", ")}`;
+    } else if (won && r.how === "last-standing") {
+      note = "last player standing";
+    }
+    if (won) return {fig: "★ +1 point", note, cls: "win"};
+    if ((r.out || []).includes(player.seat)) return {fig: "out", note: note || "out of the round", cls: "out"};
+    return {fig: "no point", note, cls: ""};
+  }
+
+  const HOW = {family: "Finding the Family", "last-standing": "Last player standing", showdown: "Showdown"};
+
+  // The round's reason says how it was won ("... found the family", "... the last player standing",
+  // "... wins the showdown with ..."), except a showdown decided by notches: that one says it.
+  function howWon(r) {
+    return r.how === "showdown" && !/showdown/i.test(r.reason) ? `Showdown: ${r.reason}` : r.reason;
+  }
+
+  function wonLine(view, r) {
+    const who = names(view, r.winners);
+    return r.winners.length > 1 ? `${who} share round ${r.round}` : `${who} won round ${r.round}`;
+  }
+
+  // Each finished round (the "Last round" panel, the history page): who won, how, every player's part.
+  function results(view) {
+    return view.rounds.map((r) => Companion.roundCard({
+      kicker: `Round ${r.round}${r.how ? ` · ${HOW[r.how] || r.how}` : ""}`,
+      head: wonLine(view, r),
+      why: howWon(r),
+      rows: r.how ? view.players.map((p) => ({seat: p.seat, name: p.name, ...partIn(r, p)})) : [],
+    }));
+  }
+
   function roundOver(view) {
     return view.status === "game-over" || (view.prompt && view.prompt.step === "round-over");
   }
@@ -165,11 +213,22 @@
         hand(player, shownHand)),
       h("div", {class: "info"},
         points(player, view.target),
+        roundLine(view, player),
         verdict(shownHand, showdown),
         claiming || guarded
           ? h("div", {class: "marks"}, claiming ? claimTrack(view.claim) : null, guarded ? shields(player) : null)
           : null),
       pile(player));
+  }
+
+  // Right after a round: the player's part of it, in their own panel.
+  function roundLine(view, player) {
+    const r = justFinished(view);
+    if (!r) return null;
+    const part = partIn(r, player);
+    return h("div", {class: `round-line ${part.cls}`},
+      h("span", {class: "rl-kicker"}, `Round ${r.round}`), h("b", {class: "rl-fig"}, part.fig),
+      part.note ? h("span", {class: "rl-note"}, part.note) : null);
   }
 
   // A claim in progress: how many of the three cards are tapped, never which.
@@ -211,6 +270,12 @@
       return [h("p", {class: "big"}, "Showdown!"),
         h("p", {class: "why"}, "The deck is empty: everyone still in shows their hand.")];
     }
+    const finished = justFinished(view);
+    if (finished) {
+      return [h("p", {class: "big win"}, wonLine(view, finished)),
+        h("p", {class: "why"}, howWon(finished)),
+        h("p", {class: "why next"}, `Round ${view.round}: show your Roles`)];
+    }
     if (view.status === "setup") return [h("p", {class: "big"}, "Show your Roles")];
     const who = view.players[view.turn].name;
     return [h("p", {class: "big"}, `${who}'s turn`),
@@ -244,6 +309,7 @@
   Companion.registerGame("peanuts", {
     fitsScreen: true, // the scoreboard shrinks the type if a board ever holds more than fits
     matKnown: known,
+    results,
     render(view, root) {
       const pending = toShow(view);
       root.replaceChildren(

@@ -54,9 +54,19 @@
     return h("div", {class: `pips ${won === target ? "exact" : ""}`, "aria-hidden": "true"}, dots);
   }
 
+  // The round just finished, until the next round's first input (a mission chosen): then the seats show
+  // its tricks against its targets, and the centre which mission was completed or sabotaged.
+  function justFinished(view) {
+    const last = view.rounds.length ? view.rounds[view.rounds.length - 1] : null;
+    if (!last || !last.targets || last.targets.length !== view.players.length) return null;
+    if (view.status !== "playing" || last.round !== view.round - 1) return null;
+    return view.teams.every((t) => !t.mission) && !view.played.length ? last : null;
+  }
+
   function seat(view, player, table, fresh) {
-    const target = view.targets[player.seat];
-    const won = view.tricks_won[player.seat];
+    const last = justFinished(view);
+    const target = last ? last.targets[player.seat] : view.targets[player.seat];
+    const won = last ? last.tricks_won[player.seat] : view.tricks_won[player.seat];
     const classes = ["seat", PLACES[player.seat], teamClass(view, player.seat)];
     const active = view.turn === player.seat;
     if (active) classes.push("active");
@@ -88,7 +98,8 @@
           h("span", {class: "name"}, player.name),
           view.start_seat === player.seat && view.status === "playing"
             ? h("span", {class: "badge", title: "start player this round"}, "★") : null),
-        h("span", {class: "team"}, player.team),
+        h("span", {class: "team"}, player.team,
+          last ? h("span", {class: "round-of"}, ` · Round ${last.round}`) : null),
         h("div", {class: "tricks", title: "tricks won / target"},
           h("span", {class: over(won, target)}, won), " / ", target === null ? "?" : target),
         pips(won, target),
@@ -163,7 +174,10 @@
       if (table.camouflage) parts.push(h("p", {class: "camo-badge"}, "Camouflage: the lowest won"));
       parts.push(h("p", {class: "next"}, `${view.players[view.leader].name} leads next`));
     } else {
-      if (lastRound && lastRound.round === view.round - 1) {
+      if (justFinished(view)) {
+        parts.push(h("div", {class: `round-flash ${lastRound.outcome}`},
+          missionLines(view, lastRound).map((line) => h("p", {class: line.cls}, line.text))));
+      } else if (lastRound && lastRound.round === view.round - 1) {
         parts.push(h("p", {class: `round-flash ${lastRound.outcome}`}, `Round ${lastRound.round} → ${roundLine(view, lastRound)}`));
         if (table.kind === "taken") {
           parts.push(h("p", {class: "next"}, `Last trick: ${view.players[table.winner].name}`));
@@ -211,11 +225,43 @@
     return `${r.team} ✓ ${r.tile}, ${rivals ? rivals.name : "rivals"} sabotaged`;
   }
 
+  // Which mission was completed, which sabotaged: a line each, the round's outcome first.
+  function missionLines(view, r) {
+    const completing = view.teams.findIndex((t) => t.name === r.team);
+    const rival = view.teams[1 - completing];
+    const tileOf = (index) => (r.missions && r.missions[index]) || "";
+    const done = {cls: "done", text: `✓ ${r.team} remove ${r.tile}`};
+    if (r.outcome === "accomplished") {
+      return [{cls: "head", text: `Round ${r.round}: ${r.team} accomplish ${r.tile}`}, done];
+    }
+    return [{cls: "head", text: `Round ${r.round}: ✗ ${rival ? rival.name : "the rivals"}'s mission ${tileOf(1 - completing)} sabotaged`}, done];
+  }
+
+  // Each finished round as the table saw it: every player's tricks against their target, which
+  // mission was completed and which sabotaged (the board right after the round, "Last round", history).
+  function results(view) {
+    return view.rounds.map((r) => {
+      const [head, done] = missionLines(view, r);
+      const rows = view.players.map((p) => {
+        const target = r.targets ? r.targets[p.seat] : null;
+        const won = r.tricks_won[p.seat];
+        const status = target === null || target === undefined ? "" : won > target ? "over" : won === target ? "exact" : "under";
+        const note = {over: "over target", exact: "on target", under: "under target", "": ""}[status];
+        return {seat: p.seat, name: p.name, cls: status, fig: target === null || target === undefined ? `${won}` : `${won} / ${target}`,
+          note: `${p.team}${note ? ` · ${note}` : ""}`};
+      });
+      return Companion.roundCard({kicker: `Round ${r.round} · tricks / target`, head: head.text.replace(/^Round \d+: /, ""),
+        why: `${done.text}. ${r.reason}`, rows, outcome: r.outcome});
+    });
+  }
+
   Companion.registerGame("spy-team", {
+    results,
     render(view, root) {
       const fresh = new Set();
       const table = tableCards(view);
-      const phase = view.status === "game-over" ? "over" : view.teams.some((t) => !t.mission) ? "choosing"
+      const phase = view.status === "game-over" ? "over" : justFinished(view) ? "result"
+        : view.teams.some((t) => !t.mission) ? "choosing"
         : view.trick.length ? "trick" : "between";
       root.replaceChildren(
         h("div", {class: "spy-team", dataset: {phase}},

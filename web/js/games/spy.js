@@ -71,11 +71,15 @@
     else if (view.turn === player.seat) state = h("span", {class: "tag turn"}, "SPYING");
     else state = h("span", {class: "tag in"}, "in play");
 
+    // A player who is out: why, where their latest outcome was (it is the one that put them out).
+    const last = player.eliminated && player.out_reason
+      ? h("p", {class: "outcome out-why"}, h("b", {}, "Out: "), player.out_reason)
+      : outcome(player.last_outcome);
     const body = view.status === "setup"
       ? [h("p", {class: "waiting"}, player.colour ? `plays ${player.colour}` : "taps the Spy card of a colour")]
       : [h("ol", {class: "track", "aria-label": "exposure track"}, player.exposure.map((e, i) => slot(e, i, view.status === "playing" ? player.next : null))),
          bombs(player),
-         outcome(player.last_outcome)];
+         last];
 
     return h("section", {class: classes.join(" "), dataset: {seat: player.seat}},
       h("header", {},
@@ -99,11 +103,31 @@
     return h("ul", {class: "colours", "aria-label": "colours"}, chips);
   }
 
+  // Until the next input: who the latest outcome put out, and why.
+  function outNews(view) {
+    const out = view.last_out;
+    return out ? h("p", {class: "latest out-news"}, h("b", {}, `${out.name} is out`), `: ${out.reason}`) : null;
+  }
+
+  // Who is out and why (the "Who is out" panel, the history page): SPY is one long round.
+  function results(view) {
+    if (!view.players.some((p) => p.eliminated)) return [];
+    const over = view.status === "game-over";
+    const rows = view.players.map((p) => {
+      if (p.eliminated) return {seat: p.seat, name: p.name, fig: "OUT", note: p.out_reason || "", cls: "out"};
+      if ((view.winners || []).includes(p.seat)) return {seat: p.seat, name: p.name, fig: "WINNER", note: "the last spy standing", cls: "win"};
+      return {seat: p.seat, name: p.name, fig: "in", note: "still in the game", cls: ""};
+    });
+    const out = view.players.filter((p) => p.eliminated).map((p) => p.name);
+    return [Companion.roundCard({kicker: over ? "The game" : "So far", head: `Out: ${out.join(", ")}`, rows, outcome: "out"})];
+  }
+
   function headline(view) {
     if (view.status === "game-over") {
       const names = view.winners.map((s) => view.players[s].name).join(" and ");
-      return h("div", {class: "headline over"}, h("p", {class: "big"}, `${names} wins!`), outcome(view.last_outcome, "latest"));
+      return h("div", {class: "headline over"}, h("p", {class: "big"}, `${names} wins!`), outNews(view), outcome(view.last_outcome, "latest"));
     }
+    if (view.last_out) return h("div", {class: "headline"}, outNews(view), outcome(view.last_outcome, "latest"));
     if (view.status === "setup") return h("div", {class: "headline"}, h("p", {class: "lead"}, "Claim your colours"), colourStrip(view));
     return h("div", {class: "headline"}, outcome(view.last_outcome, "latest"));
   }
@@ -113,6 +137,8 @@
 
   Companion.registerGame("spy", {
     showRound: false, // SPY is one long round
+    results,
+    resultsLabel: "Who is out",
     fitsScreen: true, // the scoreboard shrinks the type if a board ever holds more than fits
     // The control page's mat offers only what this table plays with: two players use green and red,
     // both with their extra Bomb 2; three or four use every colour, without the extra bombs.
