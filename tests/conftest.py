@@ -44,6 +44,20 @@ def client(daemon: Daemon) -> Any:
     return daemon.app.test_client()
 
 
+BUTTON_HOLD = 0.1  # [pins] undo_hold, the seat buttons' hold too: short, so the suite stays fast
+
+
+@pytest.fixture
+def buttons_daemon(tmp_path: Path) -> Iterator[Daemon]:
+    """A daemon on mock pins whose buttons hold in BUTTON_HOLD seconds (POST /api/buttons)."""
+    config = make_config(tmp_path / "journal.db")
+    config.pins = {"undo_hold": BUTTON_HOLD}
+    running = Daemon(config)
+    running.start()
+    yield running
+    running.close()
+
+
 @pytest.fixture
 def cues(daemon: Daemon) -> list[dict[str, Any]]:
     """Every cue the table plays from now on, as the scoreboard receives them."""

@@ -1628,15 +1628,24 @@ class Table:
         self.send({"type": "trade", "seats": [a, b]})
 
     def on_direction(self, step: Any) -> None:
+        direction = self.pass_roles()
+        self.send({"type": "direction", "direction": direction})
+
+    def pass_roles(self) -> str:
+        """The Handler's ASSIST on the table: the Roles move one seat, left or right (chosen here)."""
         direction = self.rng.choice(["left", "right"])
         active = [s for s in range(self.n) if not self.out[s]]
         shift = 1 if direction == "left" else -1
         moved = {active[(k + shift) % len(active)]: self.roles[s] for k, s in enumerate(active)}
         for seat, role in moved.items():
             self.roles[seat] = role
-        self.send({"type": "direction", "direction": direction})
+        return direction
 
     def on_target(self, step: Any) -> None:
+        self.send({"type": "target", "seat": self.pick_target(step)})
+
+    def pick_target(self, step: Any) -> int:
+        """A target picked (here) and what its action does to the cards on the table."""
         seat, target = self.state.turn, self.rng.choice(step.info["seats"])
         effect = step.info["effect"]
         if effect == "agent":
@@ -1646,7 +1655,7 @@ class Table:
             self.deck.append(self.hands[target].pop())
             self.hands[target].append(top)
             self.received = {target: top}
-        self.send({"type": "target", "seat": target})
+        return int(target)
 
     def on_agent_discard(self, step: Any) -> None:
         if self.claim():

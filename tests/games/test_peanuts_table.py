@@ -203,12 +203,7 @@ class GestureTable(Table):
         self.press(second)
 
     def on_direction(self, step: Any) -> None:
-        direction = self.rng.choice(["left", "right"])
-        active = [s for s in range(self.n) if not self.out[s]]
-        shift = 1 if direction == "left" else -1
-        moved = {active[(k + shift) % len(active)]: self.roles[s] for k, s in enumerate(active)}
-        for seat, role in moved.items():
-            self.roles[seat] = role
+        direction = self.pass_roles()
         # The neighbour the Roles move to; with two players left both ways are the same move.
         ways = {a.fields["direction"]: a.seat for a in ENGINE.legal_actions(self.state)}
         neighbour = ways[direction] if ways[direction] is not None else ways["left"]
@@ -216,16 +211,7 @@ class GestureTable(Table):
         self.press(neighbour)
 
     def on_target(self, step: Any) -> None:
-        seat, target = self.state.turn, self.rng.choice(step.info["seats"])
-        effect = step.info["effect"]
-        if effect == "agent":
-            self.draw(seat)
-        elif effect == "handler-trade":
-            top = self.deck.pop()
-            self.deck.append(self.hands[target].pop())
-            self.hands[target].append(top)
-            self.received = {target: top}
-        self.press(target)
+        self.press(self.pick_target(step))
 
     def on_agent_discard(self, step: Any) -> None:
         if self.claim():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from companion.table.disk import sync_directory
 from tests import power_cuts
 from tests.lazymount import LazyMount, why_not_mountable
 
@@ -33,19 +34,11 @@ def write(path: Path, data: bytes, sync: bool) -> None:
             os.fsync(file.fileno())
 
 
-def sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def test_the_file_system_drops_what_was_not_synced(lazy: LazyMount) -> None:
     disk = lazy.mountpoint
     write(disk / "kept", b"synced", sync=True)
     write(disk / "name-only", b"not synced", sync=False)
-    sync_folder(disk)  # both names are on the disk now; only one content
+    sync_directory(disk)  # both names are on the disk now; only one content
     write(disk / "kept", b"synced, then overwritten", sync=False)
     write(disk / "new", b"synced, its folder not", sync=True)
     assert (disk / "kept").read_bytes() == b"synced, then overwritten"  # the page cache, before a cut
@@ -58,14 +51,14 @@ def test_the_file_system_drops_what_was_not_synced(lazy: LazyMount) -> None:
 def test_a_rename_lasts_once_its_folder_is_synced(lazy: LazyMount) -> None:
     disk = lazy.mountpoint
     write(disk / "file", b"old", sync=True)
-    sync_folder(disk)
+    sync_directory(disk)
     write(disk / "file.tmp", b"new", sync=True)
     os.replace(disk / "file.tmp", disk / "file")
     lazy.cut()
     assert (disk / "file").read_bytes() == b"old" and not (disk / "file.tmp").exists()
     write(disk / "file.tmp", b"new", sync=True)
     os.replace(disk / "file.tmp", disk / "file")
-    sync_folder(disk)
+    sync_directory(disk)
     lazy.cut()
     assert (disk / "file").read_bytes() == b"new" and sorted(os.listdir(disk)) == ["file"]
 

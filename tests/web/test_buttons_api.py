@@ -3,33 +3,20 @@ the very code a GPIO press runs (`TableButtons.press` drives the mock pins)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from companion.appliance.daemon import Daemon
-from companion.core.config import Config
 from companion.pins.buttons import TableButtons
-from tests.conftest import AUTH, TOKEN
+from tests.conftest import AUTH, BUTTON_HOLD
 
-HOLD = 0.1
+HOLD = BUTTON_HOLD
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config(
-        token=TOKEN,
-        db=tmp_path / "journal.db",
-        readers=[{"device": "virtual"}],
-        mock_pins=True,
-        pins={"undo_hold": HOLD},
-    )
-    running = Daemon(config)
-    running.start()
-    yield running
-    running.close()
+def table(buttons_daemon: Daemon) -> Daemon:
+    return buttons_daemon
 
 
 def push(daemon: Daemon, body: Any) -> Any:

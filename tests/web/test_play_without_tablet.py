@@ -6,36 +6,25 @@ played with one reader (taps carry no seat) and with per-seat readers (each tap 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from companion.appliance.daemon import Daemon
-from companion.core.config import Config
 from companion.games.spy_team.rules import parse_tile
-from tests.conftest import AUTH, TOKEN
+from tests.conftest import AUTH, BUTTON_HOLD
 from tests.spy_team_play import trick_cards
 
-HOLD = 0.1  # [pins] undo_hold: the seat buttons' hold too; short, so the suite stays fast
+HOLD = BUTTON_HOLD
 
 Step = tuple[Any, ...]
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> Iterator[Any]:
-    config = Config(
-        token=TOKEN,
-        db=tmp_path / "journal.db",
-        readers=[{"device": "virtual"}],
-        mock_pins=True,
-        pins={"undo_hold": HOLD},
-    )
-    running = Daemon(config)
-    running.start()
-    yield running.app.test_client()
-    running.close()
+def table(buttons_daemon: Daemon) -> Any:
+    return buttons_daemon.app.test_client()
 
 
 def post(client: Any, path: str, body: Any) -> dict[str, Any]:
