@@ -15,6 +15,8 @@ import pytest
 from companion.appliance.daemon import Daemon
 from companion.games.spy_team.rules import parse_tile
 from tests.conftest import AUTH, BUTTON_HOLD
+from tests.games.test_peanuts import ENGINE
+from tests.games.test_peanuts_table import GestureTable
 from tests.spy_team_play import trick_cards
 
 HOLD = BUTTON_HOLD
@@ -267,3 +269,54 @@ def test_spy_team_is_played_with_cards_and_buttons_alone(table: Any, seats: bool
     ]
     by_tablet = spy_team_game(table, mission_by_tablet, seats)
     assert by_tablet == by_buttons
+
+
+# ------------------------------------------------------------------ Mission for Peanuts, over HTTP
+
+
+class HttpGestures(GestureTable):
+    """The seeded gesture game of tests/games/test_peanuts_table.py, each input also posted to a
+    running daemon the way a table gives it: a tap to POST /api/taps, a seat button or Next to POST
+    /api/buttons (through TableButtons). The engine's own copy follows along, so the game's choices
+    can be read from it; the daemon's view must end the same."""
+
+    def __init__(self, client: Any, players: int, seed: int, per_seat: bool) -> None:
+        self.client = client
+        self.route: tuple[str, dict[str, Any]] | None = None
+        super().__init__(players, seed, per_seat=per_seat)
+        started = {
+            "game": "peanuts",
+            "players": list(self.state.players),
+            "options": {"start": self.state.turn},
+        }
+        assert client.post("/api/games", json=started, headers=AUTH).status_code == 201
+
+    def tap(self, card: str, **fields: Any) -> None:
+        self.route = ("/api/taps", {"card": card, **fields})
+        super().tap(card, **fields)
+
+    def press(self, button: int | str) -> None:
+        self.route = ("/api/buttons", {"button": f"seat-{button}" if isinstance(button, int) else button})
+        super().press(button)
+
+    def send(self, event: dict[str, Any]) -> None:
+        assert self.route is not None, f"{event} came neither from a tap nor from a button"
+        (path, body), self.route = self.route, None
+        answer = self.client.post(path, json=body, headers=AUTH)
+        assert answer.status_code == 200, (body, answer.get_json())
+        super().send(event)
+
+
+@pytest.mark.parametrize(("players", "seed", "per_seat"), [(3, 13, False), (4, 24, True), (5, 35, False)])
+def test_peanuts_games_through_taps_and_buttons_only(
+    table: Any, players: int, seed: int, per_seat: bool
+) -> None:
+    game = HttpGestures(table, players, seed, per_seat)
+    game.play()
+    local = ENGINE.public_view(game.state)
+    served = table.get("/api/state").get_json()
+    assert served["status"] == "game-over" and len(local["rounds"]) > 1
+    assert {key: served[key] for key in ("players", "rounds", "winners", "log")} == {
+        key: local[key] for key in ("players", "rounds", "winners", "log")
+    }
+    assert game.kinds["tablet"] == 0 and game.kinds["button"] > 10
