@@ -1660,13 +1660,18 @@ class Table:
     def on_agent_discard(self, step: Any) -> None:
         if self.claim():
             return
+        self.tap(self.agent_swap(step)[1])
+
+    def agent_swap(self, step: Any) -> tuple[int, str]:
+        """The Agent's swap on the table: the target discards a card and takes one of the Agent's
+        (picked here); the target's seat and the card discarded."""
         target, by = step.seat, step.info["by"]
         card = self.hands[target].pop()
         self.discard_face_up(target, card)
         picked = self.hands[by].pop(self.rng.randrange(len(self.hands[by])))
         self.hands[target].append(picked)
         self.received = {target: picked}
-        self.tap(card)
+        return target, card
 
     def on_spy_found(self, step: Any) -> None:
         found = any(role_of(c) == "spy" for c in self.hands[step.info["target"]])

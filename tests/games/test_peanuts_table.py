@@ -216,13 +216,7 @@ class GestureTable(Table):
     def on_agent_discard(self, step: Any) -> None:
         if self.claim():
             return
-        target, by = step.seat, step.info["by"]
-        card = self.hands[target].pop()
-        self.discard_face_up(target, card)
-        picked = self.hands[by].pop(self.rng.randrange(len(self.hands[by])))
-        self.hands[target].append(picked)
-        self.received = {target: picked}
-        self.tap_by(target, card)
+        self.tap_by(*self.agent_swap(step))
 
     def on_spy_found(self, step: Any) -> None:
         target = step.info["target"]
