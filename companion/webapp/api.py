@@ -12,7 +12,7 @@ import hmac
 import re
 from collections.abc import Callable, Iterator
 from functools import wraps
-from typing import Any
+from typing import Any, NoReturn
 
 from flask import Blueprint, Response, jsonify, request, stream_with_context
 from werkzeug.exceptions import BadRequest as NotJSON
@@ -66,8 +66,7 @@ def json_body() -> dict[str, Any]:
         body = None
     message = "The request body must be a JSON object." if not isinstance(body, dict) else not_text(body)
     if message:
-        services().table.report_error(message)
-        raise BadRequest(message)
+        malformed_request(message)
     return body  # type: ignore[no-any-return]
 
 
@@ -111,6 +110,12 @@ class BadRequest(Exception):
     pass
 
 
+def malformed_request(message: str) -> NoReturn:
+    """Refuse a request the table cannot read: the error cue on the table, then a 400 saying why."""
+    services().table.report_error(message)
+    raise BadRequest(message)
+
+
 IDEMPOTENCY_KEY = re.compile(r"[\x20-\x7e]{1,64}")
 
 
@@ -122,8 +127,7 @@ def idempotency_key() -> str | None:
         return None
     if not IDEMPOTENCY_KEY.fullmatch(key):
         message = "Idempotency-Key must be 1 to 64 printable ASCII characters."
-        services().table.report_error(message)
-        raise BadRequest(message)
+        malformed_request(message)
     return key
 
 
@@ -230,14 +234,11 @@ def tap() -> Any:
     card, uid, seat = body.get("card"), body.get("uid"), body.get("seat")
     if (card is None) == (uid is None):
         message = "A tap needs exactly one of 'card' (a card id) or 'uid' (a tag UID in hex)."
-        services().table.report_error(message)
-        raise BadRequest(message)
+        malformed_request(message)
     if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
-        services().table.report_error("'seat' must be a seat number.")
-        raise BadRequest("'seat' must be a seat number.")
+        malformed_request("'seat' must be a seat number.")
     if (card is not None and not isinstance(card, str)) or (uid is not None and not isinstance(uid, str)):
-        services().table.report_error("'card' and 'uid' must be strings.")
-        raise BadRequest("'card' and 'uid' must be strings.")
+        malformed_request("'card' and 'uid' must be strings.")
     return jsonify(services().table.tap(card=card, uid=uid, seat=seat, key=key))
 
 
@@ -260,16 +261,13 @@ def press_button() -> Any:
     names = buttons.names()
     if name not in names:
         message = f"'button' must be one of {', '.join(names)}, not {name!r}."
-        services().table.report_error(message)
-        raise BadRequest(message)
+        malformed_request(message)
     if not isinstance(hold, bool):
-        services().table.report_error("'hold' must be true or false.")
-        raise BadRequest("'hold' must be true or false.")
+        malformed_request("'hold' must be true or false.")
     unknown = sorted(set(body) - {"button", "hold"})
     if unknown:
         message = f"A button press takes only 'button' and 'hold', not {', '.join(unknown)}."
-        services().table.report_error(message)
-        raise BadRequest(message)
+        malformed_request(message)
     refusal = buttons.press(name, hold=hold)
     if refusal is not None:
         return error(refusal, 409)
