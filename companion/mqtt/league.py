@@ -2,7 +2,8 @@
 
 A process of its own: it subscribes to `<base>/+/result`, `<base>/+/status` and `<base>/+/state`,
 keeps every result once (by its id: a result sent twice counts once, a retraction removes it) in
-its own SQLite, and serves a read-only page and `GET /api/league`. Its MQTT session is persistent,
+its own SQLite, and serves a read-only page and `GET /api/league`: standings, and ratings computed
+afresh from every game in the order they were played (`ratings`). Its MQTT session is persistent,
 so results published while it was stopped wait for it on the broker (docs/mqtt.md).
 """
 
@@ -12,6 +13,7 @@ import json
 import logging
 import sqlite3
 import threading
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from flask import Flask, jsonify, request, send_from_directory
 
 from companion.core.config import MqttSettings
 from companion.core.resources import web_dir
+from companion.mqtt.ratings import played_key, player_key, player_name, ratings
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,14 @@ class LeagueStore:
         self._db.executescript(SCHEMA)
 
     def record(self, result: dict[str, Any]) -> None:
-        """Keep a result (the latest version of its id), or drop it if it was retracted."""
+        """Keep a result (the latest version of its id), or drop it if it was retracted. ValueError for
+        a result whose players or winners are not lists of seats: the standings and ratings could
+        not read it."""
+        players, winners = result.get("players", []), result.get("winners", [])
+        if not isinstance(players, list) or not all(isinstance(p, dict) for p in players):
+            raise ValueError(f"result {result.get('id')}: players must be a list of seats")
+        if not isinstance(winners, list):
+            raise ValueError(f"result {result.get('id')}: winners must be a list of seats")
         with self._lock:
             if result.get("retracted"):
                 self._db.execute("DELETE FROM results WHERE id = ?", (result["id"],))
@@ -124,13 +134,16 @@ def night_of(started_at: str) -> str:
 
 def standings(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per game: each player's games played and won and points (the final scores), best first.
-    A player is known by name across tables (case and spaces ignored)."""
+    A player is known by name across tables (`player_key`: case and spaces ignored), and spelt as
+    in the first of these games they played."""
+    spelt: dict[str, str] = {}
     by_game: dict[str, dict[str, dict[str, Any]]] = {}
     for result in games:
         rows = by_game.setdefault(result["game"], {})
         for player in result.get("players", []):
-            name = str(player.get("name") or "").strip()
-            row = rows.setdefault(name.casefold(), {"player": name, "played": 0, "won": 0, "points": 0})
+            key = player_key(player.get("name"))
+            name = spelt.setdefault(key, player_name(player.get("name")))
+            row = rows.setdefault(key, {"player": name, "played": 0, "won": 0, "points": 0})
             row["played"] += 1
             row["won"] += player.get("seat") in result.get("winners", [])
             score = player.get("score")
@@ -150,31 +163,34 @@ def standings(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def league_json(
     store: LeagueStore, night: str | None = None, titles: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """What `GET /api/league` answers: standings (of one night, or of all), nights, tables, last games."""
-    games = store.results("game")
-    nights: dict[str, int] = {}
-    for result in games:
-        nights[night_of(result["started_at"])] = nights.get(night_of(result["started_at"]), 0) + 1
+    """What `GET /api/league` answers: standings (of one night, or of all), ratings (after that night:
+    every game up to it), nights, tables, last games."""
+    games = sorted(store.results("game"), key=played_key)  # by the instant each started
+    nights = Counter(night_of(result["started_at"]) for result in games)
     chosen = [r for r in games if night is None or night_of(r["started_at"]) == night]
     table = standings(chosen)
     for entry in table:
         entry["title"] = (titles or {}).get(entry["game"], entry["game"])
-    recent = [
-        {
-            "id": r["id"],
-            "table": r["table"],
-            "game": r["game"],
-            "started_at": r["started_at"],
-            "winners": [p["name"] for p in r.get("players", []) if p.get("seat") in r.get("winners", [])],
-        }
-        for r in reversed(chosen[-10:])
-    ]
+    until = [r for r in games if night is None or night_of(r["started_at"]) <= night]
     return {
         "night": night,
         "nights": [{"night": n, "games": count} for n, count in sorted(nights.items(), reverse=True)],
         "standings": table,
+        "ratings": ratings(until, titles),
         "tables": store.tables(),
-        "recent": recent,
+        "recent": [_recent(r) for r in reversed(chosen[-10:])],
+    }
+
+
+def _recent(result: dict[str, Any]) -> dict[str, Any]:
+    """A last game as the page lists it: where, when, and who won."""
+    winners = result.get("winners", [])
+    return {
+        "id": result["id"],
+        "table": result["table"],
+        "game": result["game"],
+        "started_at": result["started_at"],
+        "winners": [p["name"] for p in result.get("players", []) if p.get("seat") in winners],
     }
 
 
@@ -221,7 +237,9 @@ class LeagueListener:
 
 
 def add_league_command(commands: Any) -> None:
-    league = commands.add_parser("league", help="standings across tables and nights, from an MQTT broker")
+    league = commands.add_parser(
+        "league", help="standings and ratings across tables and nights, from an MQTT broker"
+    )
     league.add_argument(
         "--config", type=Path, help="a TOML file whose [mqtt] names the broker and base topic"
     )

@@ -18,6 +18,7 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from companion.games.base import Engine, GameError
 from companion.mqtt.league import standings
+from companion.mqtt.ratings import player_key
 from companion.mqtt.results import game_id
 from companion.table.entries import GameLog
 from companion.table.journal import Journal
@@ -117,7 +118,7 @@ def player_statistics(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for table in standings(finished):
         for row in table["players"]:
             total = players.setdefault(
-                row["player"].casefold(), {"player": row["player"], "played": 0, "won": 0, "games": {}}
+                player_key(row["player"]), {"player": row["player"], "played": 0, "won": 0, "games": {}}
             )
             total["played"] += row["played"]
             total["won"] += row["won"]

@@ -198,10 +198,10 @@ def test_the_league_page_fits_phones_and_tablets(
     try:
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"http://127.0.0.1:{server.effective_port}/")
-        page.wait_for_selector(".game tbody tr")
-        rows = page.locator(".game tbody tr").all_inner_texts()
+        page.wait_for_selector(".game .standing tbody tr")
+        rows = page.locator(".game .standing tbody tr").all_inner_texts()
         assert [row.split()[0] for row in rows] == ["A", "C", "B", "D"]
-        assert "Spy Team" in page.locator(".game h3").inner_text()
+        assert "Spy Team" in page.locator(".game[data-game='spy-team'] h3").inner_text()
         assert page.locator(".table.online h3").inner_text().startswith("left")
         assert page.locator(".table:not(.online)").count() == 1
         assert "A & C won" in page.locator("#recent").inner_text()

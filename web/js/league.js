@@ -1,4 +1,4 @@
-// The league page: polls GET /api/league and draws tables, standings and the last games.
+// The league page: polls GET /api/league and draws tables, standings and ratings, and the last games.
 "use strict";
 
 const POLL_MS = 5000;
@@ -33,24 +33,68 @@ function drawTables(league) {
   }
 }
 
+function th(text, title) {
+  return el("th", title ? { scope: "col", title } : { scope: "col" }, text);
+}
+
+function standingsTable(game) {
+  const body = el("tbody", {});
+  const best = game.players.length ? game.players[0] : null;
+  for (const p of game.players) {
+    const leader = best && p.won === best.won && p.points === best.points && p.won > 0;
+    body.append(el("tr", leader ? { class: "leader" } : {},
+      el("td", {}, p.player), el("td", {}, String(p.played)), el("td", {}, String(p.won)), el("td", {}, String(p.points))));
+  }
+  const head = el("thead", {}, el("tr", {}, th("Player"), th("Played"), th("Won"), th("Points")));
+  return el("table", {}, head, body);
+}
+
+// Ratings best first: the rating (mu - 3 sigma) large, the estimate and its uncertainty beside it.
+function ratingsTable(players) {
+  const body = el("tbody", {});
+  players.forEach((p, i) => {
+    body.append(el("tr", i === 0 ? { class: "leader" } : {},
+      el("td", {}, p.player), el("td", { class: "rating" }, p.rating.toFixed(1)),
+      el("td", { class: "skill" }, `${p.mu.toFixed(1)} ± ${p.sigma.toFixed(1)}`), el("td", {}, String(p.played))));
+  });
+  const head = el("thead", {}, el("tr", {}, th("Player"), th("Rating", "μ − 3σ"),
+    th("μ ± σ", "skill estimate ± its uncertainty"), th("Games", "games rated")));
+  return el("table", {}, head, body);
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function drawStandings(league) {
   const box = document.getElementById("standings");
   box.replaceChildren();
-  if (!league.standings.length) box.append(el("p", { class: "empty" }, "No finished game yet."));
-  for (const game of league.standings) {
-    const body = el("tbody", {});
-    const best = game.players.length ? game.players[0] : null;
-    for (const p of game.players) {
-      const leader = best && p.won === best.won && p.points === best.points && p.won > 0;
-      body.append(el("tr", leader ? { class: "leader" } : {},
-        el("td", {}, p.player), el("td", {}, String(p.played)), el("td", {}, String(p.won)), el("td", {}, String(p.points))));
-    }
-    const head = el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Player"), el("th", { scope: "col" }, "Played"),
-      el("th", { scope: "col" }, "Won"), el("th", { scope: "col" }, "Points")));
-    const games = `${game.games} game${game.games === 1 ? "" : "s"}`;
-    box.append(el("article", { class: "game" }, el("h3", {}, `${game.title} `, el("small", {}, games)),
-      el("table", {}, head, body)));
+  const rated = new Map(league.ratings.games.map((g) => [g.game, g]));
+  const games = league.standings.map((s) => s.game);
+  for (const g of league.ratings.games) if (!games.includes(g.game)) games.push(g.game);
+  if (!games.length) box.append(el("p", { class: "empty" }, "No finished game yet."));
+  for (const name of games) {
+    const standing = league.standings.find((s) => s.game === name);
+    const rating = rated.get(name);
+    const title = standing ? standing.title : rating.title;
+    const count = standing ? plural(standing.games, "game") : "none this night";
+    box.append(el("article", { class: "game", "data-game": name }, el("h3", {}, `${title} `, el("small", {}, count)),
+      el("div", { class: "pair" },
+        el("div", { class: "standing" }, el("h4", {}, "Standings"),
+          standing ? standingsTable(standing) : el("p", { class: "empty" }, "Not played this night.")),
+        el("div", { class: "ratings" }, el("h4", {}, "Ratings"),
+          rating ? ratingsTable(rating.players) : el("p", { class: "empty" }, "No game rated yet.")))));
   }
+  drawOverall(league);
+}
+
+function drawOverall(league) {
+  const { overall, left_out: leftOut } = league.ratings;
+  const card = document.getElementById("overall");
+  card.hidden = !overall.games && !leftOut.length;
+  document.getElementById("overall-count").textContent = plural(overall.games, "game");
+  document.getElementById("ratings-scope").textContent = league.night ? `up to ${league.night}` : "over all nights";
+  const notes = leftOut.map((g) => el("li", {}, `${g.table}, ${g.game}: ${g.reason}`));
+  card.querySelector(".ratings").replaceChildren(ratingsTable(overall.players),
+    ...(notes.length ? [el("p", { class: "left-out" }, "Not rated:"), el("ul", { class: "left-out" }, ...notes)] : []));
 }
 
 function drawRecent(league) {
