@@ -2,7 +2,8 @@
 table's LEDs and buzzer and serves a live scoreboard.
 
 The parts, lowest first (each package's docstring says what it may import; tests/test_imports.py
-holds them to it): `core`, `games`, `table`, `pins`, `readers`, `mqtt`, `webapp`, `appliance`.
+holds them to it): `core`, `games`, `table`, `pins`, `readers`, `mqtt`, `network`, `webapp`,
+`appliance`.
 """
 
 from companion import _moved

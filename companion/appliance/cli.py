@@ -16,6 +16,7 @@ from typing import Any
 from companion import __version__
 from companion.appliance.cards_cli import add_cards_commands
 from companion.appliance.doctor import add_doctor_command
+from companion.appliance.hotspot_cli import add_hotspot_command
 from companion.appliance.pair_cli import add_pair_command
 from companion.appliance.systemd import Service
 from companion.appliance.urls import add_url_command
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cards_commands(commands)  # `companion cards enroll | list | export | import | forget`
     add_league_command(commands)  # `companion league`: standings from the tables on a broker
     add_pair_command(commands)  # `companion pair`: a code that pairs a control device
+    add_hotspot_command(commands)  # `companion hotspot on|off|auto|status`: the table's own Wi-Fi
     return parser
 
 

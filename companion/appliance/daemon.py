@@ -29,6 +29,7 @@ from companion.webapp.pairing import Pairing
 
 if TYPE_CHECKING:
     from companion.mqtt.bridge import MqttBridge
+    from companion.network.hotspot import Hotspot
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class Daemon:
             raise ConfigError(f"[pins]: {error}") from None
         self.readers: list[Reader] = open_readers(config, self.table.announce)
         self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
+        self.network = hotspot(config)  # [network]: the table's own Wi-Fi when there is none, or None
         self.app = create_app(
             self.table,
             self.broker,
@@ -78,12 +80,15 @@ class Daemon:
             # Control devices paired with a code (companion.webapp.pairing), remembered beside the journal.
             pairing=Pairing(config.db.parent / "paired-devices.json"),
             buttons=self.buttons,  # POST /api/buttons presses them when they are on mock pins
+            network=self.network,
         )
         self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
 
     def start(self) -> None:
         if self.mqtt is not None:
             self.mqtt.start()
+        if self.network is not None:
+            self.network.start()
         for reader in self.readers:
             reader.start(self.tap)
         self.feedback(kind="state", payload=self.table.view())
@@ -105,6 +110,8 @@ class Daemon:
             "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
             **self.cards.health(),  # the card registry: "ok", or damaged / read-only and why
             **({} if self.mqtt is None else {"mqtt": "connected" if self.mqtt.connected else "away"}),
+            # mode, SSID and clients, never the password: /healthz is open to the table's network
+            **({} if self.network is None else {"network": self.network.status()}),
         }
 
     def close(self) -> None:
@@ -115,6 +122,8 @@ class Daemon:
         self.feedback.close()
         if self.mqtt is not None:
             self.mqtt.close()
+        if self.network is not None:
+            self.network.close()
         self.journal.close()
         self.registry.close()
 
@@ -143,6 +152,19 @@ def mqtt_bridge(config: Config, table: Table) -> MqttBridge | None:
     bridge = MqttBridge(config.mqtt, table, outbox_path(config.db))
     table.listeners.append(bridge)
     return bridge
+
+
+def hotspot(config: Config) -> Hotspot | None:
+    """The access point's watcher of [network] (companion.network.hotspot), or None without it."""
+    if config.network is None:
+        return None
+    from companion.network.hotspot import Hotspot
+    from companion.network.wifi import state_path
+
+    try:
+        return Hotspot(config.network, state_path(config))
+    except OSError as error:  # network.json: unreadable, or its folder not writable
+        raise ConfigError(f"[network]: {error}") from None
 
 
 def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:

@@ -1,5 +1,7 @@
 """`companion url`: the scoreboard's address (or the control page's, with its token) and a QR code for
-the tablet; `table_addresses`, the addresses a tablet can reach the daemon at."""
+the tablet; `table_addresses`, the addresses a tablet can reach the daemon at. With [network], the
+table's own Wi-Fi first: its name, password and a QR code a phone's camera joins, then the
+scoreboard's (docs/operations.md, "Its own Wi-Fi")."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import sys
 from typing import Any
 
 from companion.appliance.doctor import common_arguments
-from companion.core.config import config_path, load_config
+from companion.core.config import Config, config_path, load_config
+from companion.network.wifi import SHARED_ADDRESS, hotspot_password, state_path, wifi_qr_text
 
 
 def add_url_command(subparsers: Any) -> None:
@@ -31,6 +34,10 @@ def cmd_url(args: argparse.Namespace) -> int:
             return 2
         path = f"/control#token={config.token}"
     urls = [f"http://{host}:{port}{path}" for host in table_addresses(config.host)]
+    if config.network is not None and config.network.hotspot != "off":
+        if not print_wifi(config, args.no_qr):
+            return 1
+        urls.append(f"http://{SHARED_ADDRESS}:{port}{path}")  # on the table's own Wi-Fi
     print("Open this on the tablet:" if not args.control else "The control page (keep it to the host):")
     for url in urls:
         print(f"  {url}")
@@ -39,6 +46,24 @@ def cmd_url(args: argparse.Namespace) -> int:
 
         segno.make(urls[0]).terminal(compact=True)
     return 0
+
+
+def print_wifi(config: Config, no_qr: bool) -> bool:
+    """The access point's name, password and Wi-Fi QR code; False (and why, on stderr) when its
+    password cannot be read or kept."""
+    assert config.network is not None
+    try:
+        password = hotspot_password(config.network, state_path(config))
+    except OSError as error:
+        print(f"companion: {error} (run it with sudo?)", file=sys.stderr)
+        return False
+    ssid = config.network.name
+    print(f"The table's own Wi-Fi (up when no known network is): {ssid}, password {password}")
+    if not no_qr:
+        import segno
+
+        segno.make(wifi_qr_text(ssid, password), error="m").terminal(compact=True)
+    return True
 
 
 def table_addresses(host: str) -> list[str]:

@@ -21,6 +21,9 @@ seat = 0
 
 [mqtt]                       # publish to a broker (see docs/mqtt.md); off without a url
 url = "mqtt://broker.local:1883"
+
+[network]                    # its own Wi-Fi when there is none (docs/operations.md); off without it
+hotspot = "auto"             # "auto", "on" or "off"
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class Config:
     cards: dict[str, Any] = field(default_factory=dict)  # [cards] path: see companion.readers.registry
     mock_pins: bool = False
     mqtt: MqttSettings | None = None  # [mqtt]: None publishes nothing
+    network: NetworkSettings | None = None  # [network]: None never touches the Wi-Fi
     source: Path | None = None  # the file it was read from, if any
 
 
@@ -96,6 +100,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     try:
         _read_tables(config, raw)
         config.mqtt = parse_mqtt(_table(raw, "mqtt"), env)
+        config.network = parse_network(_table(raw, "network")) if "network" in raw else None
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}" if path else str(error)) from None
     if env.get("COMPANION_TOKEN"):
@@ -126,7 +131,11 @@ def _read_tables(config: Config, raw: dict[str, Any]) -> None:
     # A misspelt key must not quietly mean its default: name it. ([pins], [sound] and the reader
     # tables are checked where they are read: companion.pins.devices, companion.pins.feedback,
     # companion.readers.)
-    _known(raw, "the config", {"server", "journal", "reader", "readers", "pins", "sound", "cards", "mqtt"})
+    _known(
+        raw,
+        "the config",
+        {"server", "journal", "reader", "readers", "pins", "sound", "cards", "mqtt", "network"},
+    )
     _read_server(config, _table(raw, "server"))
     journal = _table(raw, "journal")
     _known(journal, "[journal]", {"path"})
@@ -222,6 +231,54 @@ def _topics(raw: dict[str, Any]) -> tuple[str, str, str]:
         if not all(_TOPIC_LEVEL.fullmatch(level) for level in topic.split("/")):
             raise ConfigError(f"[mqtt] {key} must be topic levels of letters, digits, '-' or '_': {topic!r}")
     return table, base, prefix
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """[network]: the access point the table raises when no known Wi-Fi connects (companion.network)."""
+
+    hotspot: str = "auto"  # "auto": after `wait` s without a network; "on": always; "off": never
+    wait: int = 60  # seconds without a known network before the access point goes up
+    ssid: str = ""  # "": Companion-<hostname>
+    password: str | None = None  # None: generated once, kept in network.json beside the journal
+    interface: str = "wlan0"
+    scan_every: int = 300  # seconds between looks for a known network while it is the access point
+
+    @property
+    def name(self) -> str:
+        """The access point's SSID."""
+        return self.ssid or f"Companion-{socket.gethostname()}"[:32]
+
+
+NETWORK_KEYS = {"hotspot", "wait", "ssid", "password", "interface", "scan_every"}
+
+
+def parse_network(raw: dict[str, Any]) -> NetworkSettings:
+    """[network], checked: WPA2 wants a password of 8 to 63 printable ASCII characters and an SSID
+    of 1 to 32 bytes."""
+    _known(raw, "[network]", NETWORK_KEYS)
+    hotspot = _value(raw, "[network] hotspot", str, "auto")
+    if hotspot not in ("auto", "on", "off"):
+        raise ConfigError(f'[network] hotspot must be "auto", "on" or "off", not {hotspot!r}')
+    wait = _value(raw, "[network] wait", int, 60)
+    scan_every = _value(raw, "[network] scan_every", int, 300)
+    for key, seconds in (("wait", wait), ("scan_every", scan_every)):
+        if not 5 <= seconds <= 3600:
+            raise ConfigError(f"[network] {key} must be from 5 to 3600 seconds, not {seconds}")
+    ssid = _value(raw, "[network] ssid", str, "")
+    if len(ssid.encode()) > 32:
+        raise ConfigError(f"[network] ssid must be at most 32 bytes, not {ssid!r}")
+    password = _value(raw, "[network] password", str, "generated")
+    if password != "generated" and not (
+        8 <= len(password) <= 63 and password.isascii() and password.isprintable()
+    ):
+        raise ConfigError('[network] password must be 8 to 63 printable ASCII characters (or "generated")')
+    interface = _value(raw, "[network] interface", str, "wlan0")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", interface):
+        raise ConfigError(f"[network] interface must be a network interface name, not {interface!r}")
+    return NetworkSettings(
+        hotspot, wait, ssid, None if password == "generated" else password, interface, scan_every
+    )
 
 
 def _known(table: dict[str, Any], where: str, keys: set[str]) -> None:

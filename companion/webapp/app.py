@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask, jsonify, request
 
@@ -19,10 +19,14 @@ from companion.webapp.api import api
 from companion.webapp.cards_api import cards_api
 from companion.webapp.events import Broker
 from companion.webapp.history import history
+from companion.webapp.hotspot import hotspot_api, probe_allowed
 from companion.webapp.pairing import Pairing
 from companion.webapp.presentation import presentation
 from companion.webapp.services import EXTENSION, Services
 from companion.webapp.static import StaticFiles, compress_answer
+
+if TYPE_CHECKING:
+    from companion.network.hotspot import Hotspot
 
 MAX_REQUEST_BYTES = 16 * 1024
 
@@ -38,12 +42,14 @@ def create_app(
     packs: Mapping[str, Pack] | None = None,
     pairing: Pairing | None = None,
     buttons: TableButtons | None = None,
+    network: Hotspot | None = None,
 ) -> Flask:
     """Build the web application around a running table. Without a token every control call is
     refused, so a daemon started without one can be watched but not steered. Without `cards` the
     card registry's calls answer 503. `packs` are the games of COMPANION_GAME_PACKS
     (companion.games.packs). `buttons` the table's buttons, which `POST /api/buttons` pushes when
-    they are on mock pins."""
+    they are on mock pins. `network` the access point's watcher ([network]), for the phones'
+    connectivity probes and the control page's Wi-Fi QR code (companion.webapp.hotspot)."""
     web = web_dir()
     app = Flask(__name__, static_folder=None)
     files = StaticFiles(web)  # read, hashed and gzipped once (companion.webapp.static)
@@ -51,12 +57,22 @@ def create_app(
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.extensions[EXTENSION] = Services(
-        table, broker, catalog, token, health or (lambda: {}), cards, dict(packs or {}), pairing, buttons
+        table,
+        broker,
+        catalog,
+        token,
+        health or (lambda: {}),
+        cards,
+        dict(packs or {}),
+        pairing,
+        buttons,
+        network,
     )
     app.register_blueprint(api)
     app.register_blueprint(cards_api)
     app.register_blueprint(presentation)
     app.register_blueprint(history)
+    app.register_blueprint(hotspot_api)
     _refuse_other_hosts(app, allowed_hosts(hosts))
     app.after_request(compress_answer)  # JSON answers: gzip and ETag (companion.webapp.static)
     _serve_pages(app, files)
@@ -91,6 +107,10 @@ def _refuse_other_hosts(app: Flask, allowed: frozenset[str]) -> None:
         still sends that name as Host, and is refused here (pages, API and event stream alike)."""
         host = request.environ.get("HTTP_HOST")
         if host is None or host_allowed(host, allowed):
+            return None
+        # A phone on the table's access point asks connectivitycheck.gstatic.com & co.: those
+        # paths only, and only while the access point is up (companion.webapp.hotspot).
+        if probe_allowed(request.path, app.extensions[EXTENSION].network):
             return None
         message = (
             f"This table does not answer to the name {host!r}: use its address or a name in [server] hosts."

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from companion.appliance.doctor.network import check_network
 from companion.appliance.doctor.readers import check_readers
 from companion.appliance.doctor.report import Check, fail
 from companion.appliance.doctor.storage import check_disk, check_journal, check_overlay, check_registry_of
@@ -62,6 +63,7 @@ def run_checks(given: Path | None, db: Path | None = None, port: int | None = No
         lambda: check_readers(config, health),
         lambda: check_pins(config),
         lambda: [check_registry_of(config)],
+        lambda: check_network(config, health),
         check_service,
     ]
     for step in steps:
