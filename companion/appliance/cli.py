@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import logging
 import secrets
@@ -99,17 +100,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.mqtt:  # a league night on one laptop: see the README
         config.mqtt = parse_mqtt({"url": args.mqtt, **({"table": args.table} if args.table else {})}, {})
     try:
-        return serve(config, show_token=True)
+        return serve(config, show_token=True, demo=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the demo's journal is thrown away
 
 
-def serve(config: Config, show_token: bool = False) -> int:
-    from companion.appliance.daemon import Daemon
+def serve(config: Config, show_token: bool = False, demo: bool = False) -> int:
+    from companion.appliance.daemon import Daemon, run_power_off
     from companion.webapp.server import build_server
 
     try:
-        daemon = Daemon(config)
+        daemon = Daemon(config, demo=demo)
     except ConfigError as error:  # [pins], [sound], readers: checked as the parts are built
         raise ConfigError(f"{config.source}: {error}" if config.source else str(error)) from None
     try:
@@ -136,6 +137,8 @@ def serve(config: Config, show_token: bool = False) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # The power-off gesture stops the daemon as SIGTERM does (from the buttons' thread).
+    daemon.stop = lambda: _thread.interrupt_main(signal.SIGTERM)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -143,6 +146,8 @@ def serve(config: Config, show_token: bool = False) -> int:
     finally:
         server.close()
         daemon.close()
+    if daemon.powering_off.is_set():  # everything is closed, the journal too: now the command
+        return run_power_off(daemon.layout.power_off_command)
     return 0
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shlex
 import sqlite3
-from collections.abc import Callable
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +19,11 @@ from companion.core.config import Config, ConfigError
 from companion.core.cues import Cue
 from companion.games.base import GameError
 from companion.games.packs import playable_games
+from companion.pins.board import PinChoice, fail_pins, open_pins
 from companion.pins.buttons import TableButtons
-from companion.pins.devices import PinLayout, choose_pin_factory
+from companion.pins.devices import PinLayout
 from companion.pins.feedback import Feedback
+from companion.pins.patterns import PATTERNS
 from companion.readers import Reader
 from companion.readers.enrollment import CardDesk
 from companion.readers.registry import Registry, registry_path
@@ -33,13 +39,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What to do when the power-off command fails as the service user (docs/operations.md).
+POWER_OFF_FIX = (
+    "the service user needs the polkit rule systemd/companion-poweroff.rules in "
+    "/etc/polkit-1/rules.d/ (see docs/operations.md), or set [pins] power_off_command"
+)
+
 
 class Daemon:
-    """Everything one running companion needs, built from a Config; `close()` releases it all."""
+    """Everything one running companion needs, built from a Config; `close()` releases it all.
 
-    def __init__(self, config: Config) -> None:
+    `demo` (`companion demo`): the power-off gesture is refused with a message, nothing is run."""
+
+    def __init__(self, config: Config, demo: bool = False) -> None:
         self.config = config
-        layout = PinLayout.of(config)  # checked first: no button or LED on the reader's UART
+        self.demo = demo
+        self.powering_off = threading.Event()  # Next and Undo were held: serve() runs the command
+        self.stop: Callable[[], None] = lambda: None  # ends serve(); set by it
+        self.layout = layout = PinLayout.of(config)  # checked first: no button or LED on the reader's UART
         engines, packs = playable_games()  # the shipped games and those of COMPANION_GAME_PACKS
         self.catalog = {game: engine.data for game, engine in engines.items()}  # games that can be played
         self.journal = open_journal(config.db)
@@ -50,21 +67,11 @@ class Daemon:
         except sqlite3.DatabaseError as error:
             self.journal.close()
             raise JournalError(unusable_journal(config.db, error)) from None
-        factory, self.gpio = choose_pin_factory(force_mock=config.mock_pins, work_dir=config.db.parent)
-        # A reader library that makes its own gpiozero devices (the RC522's reset pin) gets these pins.
-        Device.pin_factory = factory
-        try:
-            self.feedback = Feedback(layout, config.sound, pin_factory=factory)
-        except GPIOZeroError as error:  # a pin name gpiozero does not know on this board
-            raise ConfigError(f"[pins]: {error}") from None
+        self.feedback, self.buttons = self._open_pins(layout)
         # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
         self.table.listeners.append(self.feedback)
         self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
         self.table.listeners.append(self.broker)
-        try:
-            self.buttons = TableButtons(self.table, layout, pin_factory=factory)
-        except GPIOZeroError as error:
-            raise ConfigError(f"[pins]: {error}") from None
         self.readers: list[Reader] = open_readers(config, self.table.announce)
         self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
         self.network = hotspot(config)  # [network]: the table's own Wi-Fi when there is none, or None
@@ -83,6 +90,53 @@ class Daemon:
             network=self.network,
         )
         self.mqtt = mqtt_bridge(config, self.table)  # [mqtt]: the table on a broker, or None
+
+    def _open_pins(self, layout: PinLayout) -> tuple[Feedback, TableButtons]:
+        """The LEDs, buzzer and buttons. On a Raspberry Pi pins that cannot be opened are never a
+        quiet mock: `self.pins` says "unavailable" and why (companion.pins.board), /healthz is not ok."""
+        self.pins = open_pins(layout, self.config.mock_pins, self.config.db.parent)
+        try:
+            built = self._build_pins(layout, self.pins)
+        except GPIOZeroError as error:  # a pin name gpiozero does not know on this board
+            raise ConfigError(f"[pins]: {error}") from None
+        except Exception as error:  # the pin library's own: a line busy, the chip gone
+            if self.pins.name in ("mock", "unavailable"):
+                raise
+            with contextlib.suppress(Exception):  # let go of the chip before mock pins stand in
+                self.pins.factory.close()
+            self.pins = fail_pins(f"{type(error).__name__}: {error}")
+            built = self._build_pins(layout, self.pins)
+        # A reader library that makes its own gpiozero devices (the RC522's reset pin) gets these pins.
+        Device.pin_factory = self.pins.factory
+        return built
+
+    def _build_pins(self, layout: PinLayout, pins: PinChoice) -> tuple[Feedback, TableButtons]:
+        feedback = Feedback(layout, self.config.sound, pin_factory=pins.factory)
+        try:
+            buttons = TableButtons(self.table, layout, pin_factory=pins.factory, power_off=self.power_off)
+        except BaseException:
+            feedback.close()
+            raise
+        return feedback, buttons
+
+    @property
+    def gpio(self) -> str:
+        """The pins in use, as /healthz says: "lgpio", ..., "mock", or "unavailable"."""
+        return self.pins.name
+
+    def power_off(self) -> None:
+        """Next and Undo held together (companion.pins.buttons): the power-off cue, then serve()
+        stops the daemon (journal closed) and runs `[pins] power_off_command`. In the demo: refused."""
+        if self.demo:
+            self.table.report_error("Power-off is off in the demo: nothing was shut down.")
+            return
+        if self.powering_off.is_set():
+            return
+        self.powering_off.set()
+        log.warning("power-off: the table stops, then runs %s", shlex.join(self.layout.power_off_command))
+        self.table.announce(Cue("power-off", text="Powering off. Unplug once every light is out."))
+        self.feedback.wait_idle(timeout=PATTERNS["power-off"].seconds + 2)  # heard before the pins close
+        self.stop()
 
     def start(self) -> None:
         if self.mqtt is not None:
@@ -106,6 +160,8 @@ class Daemon:
             "readers": readers,
             "reader": "ok" if all(r["connected"] for r in readers) else "lost",
             "gpio": self.gpio,
+            # A Raspberry Pi whose pins could not be opened: why, and the fix (/healthz not ok).
+            **({"gpio_error": self.pins.error} if self.pins.error else {}),
             "sse_clients": self.broker.clients,
             "journal_read_only": self.journal.read_only,  # a disk gone read-only: every input refused
             **self.cards.health(),  # the card registry: "ok", or damaged / read-only and why
@@ -126,6 +182,23 @@ class Daemon:
             self.network.close()
         self.journal.close()
         self.registry.close()
+
+
+def run_power_off(command: Sequence[str]) -> int:
+    """Run the power-off command once the daemon has closed everything: 0 when it ran, else 1
+    (under systemd the table then restarts: better on than silently half off)."""
+    shown = shlex.join(command)
+    log.warning("power-off: the journal is closed; running %s", shown)
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        log.error("power-off: %s could not run (%s); fix: %s", shown, error, POWER_OFF_FIX)
+        return 1
+    if done.returncode != 0:
+        why = done.stderr.strip() or f"exit status {done.returncode}"
+        log.error("power-off: %s failed (%s); fix: %s", shown, why, POWER_OFF_FIX)
+        return 1
+    return 0
 
 
 def open_journal(path: Path) -> Journal:

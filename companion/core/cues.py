@@ -23,6 +23,7 @@ CUE_NAMES: dict[str, str] = {
     "game-won": "the game is over and has winners",
     "player-eliminated": "a player is out",
     "card-revealed": "a hidden card is now shown face up",
+    "power-off": "Next and Undo were held: the table shuts the Pi down",
     # Spy Team
     "trick-won": "a trick was won (seat = the winner)",
     "camouflage": "all four cards of a trick shared a colour",
@@ -162,6 +163,9 @@ CUE_STYLES: dict[str, CueStyle] = {
         True, rank=5, sound=tuple(run(392, 330, 262, step=0.15, length=0.3, wave="square", gain=0.1))
     ),
     "card-revealed": CueStyle(True, minor=True, sound=tuple(run(660, 880, step=0.1, length=0.2))),
+    "power-off": CueStyle(
+        True, "Power off", 9, hold=(10000, 10000), sound=tuple(run(784, 523, 392, 262, step=0.3, length=0.3))
+    ),
     # Spy Team
     "trick-won": CueStyle(
         True,

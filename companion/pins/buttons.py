@@ -12,13 +12,18 @@ actions the tablet's control page offers, through `Table.act` and `Table.undo`.
   presses showed. The hold is the confirmation a bump cannot give, so a `confirm` action is only ever
   posted by a hold. Where nothing is held for, a hold is the press (a slow press is still a press).
 - **Next** posts the prompt's primary action (`Action.primary`): end the turn, pass, done, next
-  round, draw.
+  round, draw. It acts when it is let go.
 - **Undo** takes back the last input, but only when held for `undo_hold` seconds (1.5 by default):
   a bump or a short press only plays an error cue that says to hold it.
+- **Next and Undo together**, held for `power_off_hold` seconds (5; 0: never), shut the Pi down:
+  the `power_off` callback (the daemon: a cue, the journal closed, then the command). From the
+  moment both are down neither acts alone, on release or by Undo's hold; an Undo hold given
+  before Next went down stands. Let go too early, the table only says how the gesture works.
 
 A seat button acts when it is let go (or when the hold is reached), so a press and a hold are never
 both given by one push. `press("seat-2", hold=False)` is the virtual button of the demo and the
-tests: it drives the mock pins, so it runs exactly the code a GPIO press runs.
+tests: it drives the mock pins, so it runs exactly the code a GPIO press runs. It pushes one button
+at a time, so it can never give the power-off gesture.
 
 A refused press has already been cued by the table (error sound, message on the scoreboard); here it
 is only logged.
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -70,9 +75,20 @@ def next_choice(actions: Iterable[Action]) -> Action | None:
 class TableButtons:
     """The buttons of `layout` (one per seat, Next and Undo), each wired to the table."""
 
-    def __init__(self, table: Table, layout: PinLayout, pin_factory: Any = None) -> None:
+    def __init__(
+        self,
+        table: Table,
+        layout: PinLayout,
+        pin_factory: Any = None,
+        power_off: Callable[[], None] | None = None,
+    ) -> None:
         self.table = table
         self.undo_hold = layout.undo_hold
+        self.power_off_hold = layout.power_off_hold
+        self.power_off = power_off if layout.power_off_hold > 0 else None
+        self._chord = False  # Next and Undo are both down (or were, until both are up again)
+        self._chord_timer: threading.Timer | None = None
+        self._chord_lock = threading.Lock()  # the two buttons report from different threads
         self._held: dict[str, bool] = {}  # button name -> held since it went down
         self._lock = threading.Lock()  # one press at a time: a press reads the prompt, then acts on it
         self._virtual = threading.Lock()  # one virtual push at a time
@@ -87,10 +103,11 @@ class TableButtons:
             button.when_held = partial(self._seat_held, seat)
             button.when_released = partial(self._seat_up, seat)
         if self.next_button is not None:
-            self.next_button.when_pressed = self.press_next
+            self.next_button.when_pressed = partial(self._down, "next")
+            self.next_button.when_released = self._next_up
         if self.undo_button is not None:
             self.undo_button.when_pressed = partial(self._down, "undo")
-            self.undo_button.when_held = self.hold_undo
+            self.undo_button.when_held = self._undo_held
             self.undo_button.when_released = self._undo_up
 
     # ------------------------------------------------------------------ what each button means
@@ -163,7 +180,7 @@ class TableButtons:
             self._refusal = None
             button.pin.drive_low()  # buttons pull up: pressed = low
             try:
-                # Next acts when pushed and has no hold: held, it is the press.
+                # Next has no hold: held, it is the press (given when it is let go).
                 if hold and button.when_held is not None and not self._hold_done.wait(button.hold_time + 5):
                     log.warning("virtual hold of %s: the hold never fired", name)
             finally:
@@ -182,6 +199,58 @@ class TableButtons:
 
     def _down(self, name: str) -> None:
         self._held[name] = False
+        if name in ("next", "undo"):
+            self._chord_down()
+
+    def _chord_down(self) -> None:
+        """Next or Undo went down: with the other one down too, the power-off hold begins."""
+        if self.power_off is None or self.next_button is None or self.undo_button is None:
+            return
+        with self._chord_lock:
+            if self._chord or not (self.next_button.is_pressed and self.undo_button.is_pressed):
+                return
+            self._chord = True
+            self._chord_timer = threading.Timer(self.power_off_hold, self._chord_held)
+            self._chord_timer.daemon = True
+            self._chord_timer.start()
+
+    def _chord_held(self) -> None:
+        with self._chord_lock:
+            buttons = (self.next_button, self.undo_button)
+            both = all(button is not None and button.is_pressed for button in buttons)
+            fire = self._chord and both and self._chord_timer is not None
+            self._chord_timer = None
+        if fire and self.power_off is not None:
+            log.warning("Next and Undo held for %g s: power-off", self.power_off_hold)
+            self.power_off()
+
+    def _chord_up(self) -> bool:
+        """Next or Undo let go: whether it was part of the power-off gesture (then it does nothing
+        alone). Let go before the hold was reached, the table says how the gesture works, once."""
+        with self._chord_lock:
+            if not self._chord:
+                return False
+            early = self._chord_timer is not None
+            if early and self._chord_timer is not None:
+                self._chord_timer.cancel()
+            self._chord_timer = None
+            others = [b for b in (self.next_button, self.undo_button) if b is not None and b.is_pressed]
+            self._chord = bool(others)  # over once both are up
+        if early:
+            hold = f"{self.power_off_hold:g}"
+            self._refuse(f"Hold Next and Undo together for {hold} s to power off; let go, nothing done.")
+        return True
+
+    def _next_up(self) -> None:
+        if not self._chord_up():
+            self.press_next()
+
+    def _undo_held(self) -> None:
+        if self._chord:  # part of the power-off gesture: Undo alone takes back nothing
+            self._held["undo"] = True
+            self._hold_done.set()
+            return
+        self.hold_undo()
 
     def _seat_held(self, seat: int) -> None:
         self._held[f"seat-{seat}"] = True
@@ -195,6 +264,8 @@ class TableButtons:
             self.press_seat(seat)
 
     def _undo_up(self) -> None:
+        if self._chord_up():
+            return
         if not self._held.get("undo", False):
             # A bump or a tap: say how it works rather than take back a move by accident.
             self._refuse(f"Hold Undo for {self.undo_hold:g} s to take back the last input.")
@@ -211,4 +282,8 @@ class TableButtons:
             log.info("button action %s refused: %s", action.to_event(), error)
 
     def close(self) -> None:
+        with self._chord_lock:
+            if self._chord_timer is not None:
+                self._chord_timer.cancel()
+            self._chord_timer = None
         self.inputs.close()

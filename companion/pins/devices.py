@@ -1,8 +1,9 @@
 """The pins: which gpiozero pin factory drives them, and which GPIO does what.
 
-On a Raspberry Pi gpiozero picks its own factory (lgpio on a Pi 5 and on current Raspberry Pi OS);
-anywhere else the companion falls back to gpiozero's mock pins, so the whole product runs on a laptop.
-One log line says which.
+On a Raspberry Pi gpiozero picks its own factory (lgpio on a Pi 5 and on current Raspberry Pi OS),
+and pins it cannot open there are an error, not mock pins (companion.pins.board); anywhere else the
+companion falls back to gpiozero's mock pins, so the whole product runs on a laptop. One log line
+says which.
 
 The pin map is the `[pins]` table of the config, laid over `DEFAULT_PINS` (BCM numbers, see
 `hardware/README.md`), parsed once into a `PinLayout`. A pin set to `false` (or an empty list) leaves
@@ -49,6 +50,8 @@ DEFAULT_PINS: dict[str, Any] = {
     "undo_button": 12,
     "undo_hold": 1.5,  # seconds Undo must be held: a bump never takes back a move
     "button_bounce": 0.03,  # seconds of contact bounce ignored
+    "power_off_hold": 5.0,  # seconds Next and Undo held together shut the Pi down (0: never)
+    "power_off_command": ["systemctl", "poweroff"],  # run once the journal is closed
 }
 
 MAX_SEATS = 5
@@ -135,6 +138,14 @@ class PinLayout:
     undo_button: Pin | None
     undo_hold: float  # seconds Undo (and a seat button, for what needs a hold) must be held
     button_bounce: float  # seconds of contact bounce ignored
+    power_off_hold: float = 5.0  # seconds Next and Undo held together shut down; 0: never
+    power_off_command: tuple[str, ...] = ("systemctl", "poweroff")
+
+    @property
+    def uses_pins(self) -> bool:
+        """Whether the layout wires anything at all (every pin `false`: nothing to open)."""
+        singles = (self.buzzer, self.next_button, self.undo_button, self.status_led)
+        return bool(self.seat_leds or self.seat_buttons or any(p is not None for p in singles))
 
     @classmethod
     def parse(
@@ -156,6 +167,8 @@ class PinLayout:
             undo_button=merged["undo_button"],
             undo_hold=float(merged["undo_hold"]),
             button_bounce=float(merged["button_bounce"]),
+            power_off_hold=float(merged["power_off_hold"]),
+            power_off_command=tuple(merged["power_off_command"]),
         )
 
     @classmethod
@@ -186,9 +199,19 @@ def _check_shapes(merged: Mapping[str, Any]) -> None:
     if merged["buzzer_type"] not in tuple(BuzzerType):
         kind = merged["buzzer_type"]
         raise ConfigError(f'[pins] buzzer_type must be "passive" or "active", not {kind!r}')
-    for key in ("undo_hold", "button_bounce"):
+    for key in ("undo_hold", "button_bounce", "power_off_hold"):
         if isinstance(merged[key], bool) or not isinstance(merged[key], int | float) or merged[key] < 0:
             raise ConfigError(f"[pins] {key} must be a number of seconds, not {merged[key]!r}")
+    _check_command(merged["power_off_command"])
+
+
+def _check_command(command: Any) -> None:
+    """The power-off command: a program and its arguments, as a list (no shell)."""
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
+        raise ConfigError(
+            f'[pins] power_off_command must be a command as a list, e.g. ["systemctl", "poweroff"], '
+            f"not {command!r}"
+        )
 
 
 def _normalise_pins(merged: dict[str, Any]) -> None:
@@ -359,15 +382,22 @@ def mock_factory() -> MockFactory:
     return MockFactory(pin_class=MockPWMPin)
 
 
+class NoGpio(Exception):
+    """gpiozero could open no pin factory; the message is why (each factory it tried)."""
+
+
 def choose_pin_factory(
     force_mock: bool = False,
     work_dir: Path | None = None,
     default_factory: Callable[[], Any] = Device._default_pin_factory,
+    fallback: bool = True,
 ) -> tuple[Any, str]:
     """The pin factory and its name ("lgpio", "rpigpio", ..., "mock"); logs one line saying which.
 
     `work_dir` is a writable folder for lgpio's notification pipes when the current directory is not
-    writable (see `prepare_lgpio_dir`); the daemon passes the journal's folder.
+    writable (see `prepare_lgpio_dir`); the daemon passes the journal's folder. With `fallback`
+    false (a Raspberry Pi with a pin map: companion.pins.board) a factory that cannot be opened is
+    a `NoGpio`, not mock pins.
     """
     if force_mock:
         log.info("GPIO: mock pins (asked for)")
@@ -383,6 +413,8 @@ def choose_pin_factory(
             factory = default_factory()
         except Exception as error:  # gpiozero raises several kinds when there is no real GPIO
             reasons = "; ".join(str(w.message) for w in skipped) or str(error)
+            if not fallback:
+                raise NoGpio(reasons) from error
             log.info("GPIO: no GPIO pins here, using mock pins (%s)", reasons)
             return mock_factory(), "mock"
     name = type(factory).__name__.removesuffix("Factory").lower()

@@ -245,4 +245,10 @@ PATTERNS: dict[str, Pattern] = {
         notes(("C6", 0.05), ("G5", 0.08)),
         ((Lit.REST, BLUE, 0.15),),
     ),
+    "power-off": Pattern(
+        "four slow falling notes G5-C5-G4-C4",
+        "all seat LEDs and the status LED (white) go out one step at a time",
+        notes(("G5", 0.3), ("C5", 0.3), ("G4", 0.3), ("C4", 0.5)),
+        ((Lit.ALL, WHITE, 0.4), (Lit.NONE, WHITE, 0.4), (Lit.NONE, AMBER, 0.4), (Lit.NONE, OFF, 0.2)),
+    ),
 }

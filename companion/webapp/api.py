@@ -165,6 +165,8 @@ def healthz() -> Any:
     status = {"journal": journal, "game": table.game, **services().health()}
     # A journal that cannot take input (a read-only disk) is not a healthy table, even though it reads.
     status["ok"] = journal == "ok" and not status.get("journal_read_only", False)
+    # A Raspberry Pi whose pins could not be opened (companion.pins.board): mock pins, loudly.
+    status["ok"] = status["ok"] and not status.get("gpio_error")
     return jsonify(status), 200 if status["ok"] else 503
 
 

@@ -12,7 +12,13 @@ from companion.appliance.doctor.network import check_network
 from companion.appliance.doctor.readers import check_readers
 from companion.appliance.doctor.report import Check, fail
 from companion.appliance.doctor.storage import check_disk, check_journal, check_overlay, check_registry_of
-from companion.appliance.doctor.system import check_config, check_pins, check_port, check_service
+from companion.appliance.doctor.system import (
+    check_config,
+    check_pins,
+    check_port,
+    check_power_off,
+    check_service,
+)
 from companion.core.config import INSTALLED_CONFIG, config_path
 
 
@@ -62,6 +68,7 @@ def run_checks(given: Path | None, db: Path | None = None, port: int | None = No
         lambda: [port_check],
         lambda: check_readers(config, health),
         lambda: check_pins(config),
+        lambda: check_power_off(config),
         lambda: [check_registry_of(config)],
         lambda: check_network(config, health),
         check_service,

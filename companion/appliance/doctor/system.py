@@ -20,6 +20,8 @@ from companion.core.config import Config, ConfigError, load_config
 
 SERVICE_USER = "companion"
 SERVICE_UNIT = Path("/etc/systemd/system/companion.service")
+# What lets the service user run `systemctl poweroff` (the power-off hold; docs/operations.md).
+POLKIT_RULE = Path("/etc/polkit-1/rules.d/50-companion-poweroff.rules")
 
 
 def check_config(path: Path | None) -> tuple[Config, list[Check]]:
@@ -97,15 +99,69 @@ def _healthz(host: str, port: int) -> dict[str, Any] | None:
 
 
 def check_pins(config: Config) -> list[Check]:
+    from companion.pins import board
     from companion.pins import devices as pins
 
     try:  # GPIO 14/15 count as taken when a reader is on the UART
-        pins.PinLayout.of(config)
+        layout = pins.PinLayout.of(config)
     except ConfigError as error:
         return [fail("pins", str(error), "fix [pins] in the config, see hardware/README.md")]
-    factory, name = pins.choose_pin_factory(force_mock=config.mock_pins)
+    on_pi = board.is_raspberry_pi()
+    found = [check_gpiozero(board.gpiozero_in_use(), on_pi)]
+    try:  # on a Pi with a pin map, no pins is a failure: never quietly mock pins
+        factory, name = pins.choose_pin_factory(
+            force_mock=config.mock_pins, fallback=not (on_pi and layout.uses_pins)
+        )
+    except pins.NoGpio as error:
+        return [*found, fail("pins", board.unavailable(str(error)), board.PINS_FIX)]
+    shown = board.factory_name(factory, name)
     with contextlib.suppress(Exception):  # only looked at: nothing of it is in use
         factory.close()
+    return found + _pins_found(config, name, shown)
+
+
+def check_gpiozero(gpiozero: Any, on_pi: bool) -> Check:
+    """Which gpiozero the daemon imports, and from where (a `companion.pins.board.Gpiozero`)."""
+    if on_pi and gpiozero.origin != "apt":
+        return warn(
+            "gpiozero",
+            f"{gpiozero.describe()}: Raspberry Pi OS's own python3-gpiozero carries the Pi 5 fixes "
+            "(gpiozero 2.0.1 from PyPI opens gpiochip4, kernels from 6.6.45 number the header gpiochip0)",
+            "sudo apt install python3-gpiozero python3-lgpio, then re-run systemd/install.sh (it takes "
+            "them from apt and lets the venv see them)",
+        )
+    return ok("gpiozero", gpiozero.describe())
+
+
+def check_power_off(config: Config) -> list[Check]:
+    """The power-off hold under systemd: the service user may run `systemctl poweroff` only with
+    the polkit rule the installer puts in place."""
+    from companion.pins.devices import PinLayout
+
+    try:
+        layout = PinLayout.of(config)
+    except ConfigError:
+        return []  # check_pins says it
+    if not SERVICE_UNIT.exists() or layout.power_off_hold == 0:
+        return []
+    if layout.power_off_command != ("systemctl", "poweroff") or POLKIT_RULE.exists():
+        return [
+            ok(
+                "power-off",
+                f"Next and Undo held {layout.power_off_hold:g} s: {' '.join(layout.power_off_command)}",
+            )
+        ]
+    return [
+        warn(
+            "power-off",
+            f"no {POLKIT_RULE}: holding Next and Undo would close the table but not power off the Pi",
+            f"sudo install -m 644 systemd/companion-poweroff.rules {POLKIT_RULE} (the installer does), "
+            "or set [pins] power_off_hold = 0",
+        )
+    ]
+
+
+def _pins_found(config: Config, name: str, shown: str) -> list[Check]:
     if name == "mock":
         if config.mock_pins:
             return [ok("pins", "mock pins, as asked")]
@@ -116,7 +172,7 @@ def check_pins(config: Config) -> list[Check]:
                 "on a Raspberry Pi install python3-lgpio (the installer does)",
             )
         ]
-    checks = [ok("pins", f"GPIO through gpiozero's {name} pins")]
+    checks = [ok("pins", f"GPIO through gpiozero's {shown} pins")]
     device = next((d for d in (Path("/dev/gpiochip0"), Path("/dev/gpiomem")) if d.exists()), None)
     member = user_groups(SERVICE_USER)
     if device is not None and member is not None:
