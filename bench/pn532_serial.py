@@ -8,7 +8,8 @@ milliseconds of chip time per empty poll. Two readers run in interleaved blocks 
 emulated board, one tag after the other (each tap a new tag, as players swap cards):
 
 - "nfcpy": the floor, nfcpy's bare `connect` reading the tag's NDEF records;
-- "companion": the daemon's `NfcReader` (read_tag, the tap filter, the handler).
+- "companion": the daemon's `NfcReader` (the activation and the READs that name the card, the tap
+  filter, the handler; bench/reader_traffic_nfcpy.py sets it beside the protocol's minimum).
 
 For each tap it reports the wall time from the tag laid on the reader to the read (the handler
 called), and, counted by the emulator from the poll that met the tag to the read, the frames and

@@ -54,6 +54,7 @@ class VirtualNtag:
         self.memory = memory if memory is not None else ntag213(self.uid, read_only=read_only)
         self.read_only = read_only
         self.apdus: list[bytes] = []
+        self.apdu_bytes = 0  # bytes of the command and response APDUs, both ways
         self._sock: socket.socket | None = None
         self._port = 0
         self._thread: threading.Thread | None = None
@@ -114,7 +115,9 @@ class VirtualNtag:
         if len(message) == 1:
             return NTAG_ATR if message[0] == GET_ATR else None
         self.apdus.append(message)
-        return self.apdu(message)
+        answer = self.apdu(message)
+        self.apdu_bytes += len(message) + len(answer)
+        return answer
 
     def apdu(self, apdu: bytes) -> bytes:
         if apdu == bytes.fromhex("FFCA000000"):

@@ -33,11 +33,19 @@ ADDRESS = 0x24
 
 
 class PollingForEver(Pn532Chip):
-    """The chip with its default MxRtyPassiveActivation (0xFF): an empty poll has no answer."""
+    """The chip with its default MxRtyPassiveActivation (0xFF): an empty poll has no answer. An
+    RFConfiguration MaxRetries (item 5) with a finite MxRtyPassiveActivation makes it answer "no
+    target" once it has tried that often, as the real chip does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passive_retries = 0xFF
 
     def _command(self, data: bytes) -> tuple[bytes, float]:
+        if len(data) >= 6 and data[1] == 0x32 and data[2] == 0x05:
+            self.passive_retries = data[5]
         answer, spent = super()._command(data)
-        if len(data) >= 2 and data[1] == 0x4A and self.active is None:
+        if len(data) >= 2 and data[1] == 0x4A and self.active is None and self.passive_retries == 0xFF:
             return ACK, spent  # still looking
         return answer, spent
 
@@ -51,6 +59,7 @@ class Pn532Board:
         self.pending: list[bytes] = []
         self.lock = threading.Lock()
         self.transfers = 0
+        self.bytes = 0  # bytes clocked over the bus, both ways
 
     # The tags
 
@@ -106,6 +115,7 @@ class Pn532I2cBus(Pn532Board):
         with self.lock:
             self._check(address)
             data = bytes(buffer[start:end])
+            self.bytes += len(data)
             if not data:
                 return  # a probe: the address answered
             self._take(data)
@@ -115,6 +125,7 @@ class Pn532I2cBus(Pn532Board):
             self._check(address)
             end = len(buffer) if end is None else end
             size = end - start
+            self.bytes += size
             if not self.pending:
                 buffer[start:end] = bytes(size)  # status 0x00: busy
                 return
@@ -154,6 +165,7 @@ class Pn532SpiBus(Pn532Board):
         with self.lock:
             self.transfers += 1
             data = reversed_bits(bytes(buffer[start:end]))
+            self.bytes += len(data)
             if not self.plugged or not data or data[0] != DATA_WRITE:
                 return  # nobody there, or the wake-up byte: it only lowers CS
             self._take(data[1:])
@@ -162,6 +174,7 @@ class Pn532SpiBus(Pn532Board):
         with self.lock:
             self.transfers += 1
             sent = reversed_bits(bytes(out))
+            self.bytes += len(sent)
             if not self.plugged:
                 into[:] = b"\xff" * len(into)  # MISO pulled high, nothing driving it
                 return

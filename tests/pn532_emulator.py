@@ -22,7 +22,9 @@ What it models, because the reader's recovery depends on it:
 - a power cycle only on `unplug()`/`plug()` (a USB-serial adapter pulled out); a reader process
   that dies (kill -9) leaves the chip as it was, like a board on the Pi's 5 V;
 - the time a frame takes on the wire at the chip's rate (10 bits a byte) and a few milliseconds of
-  chip time per poll that finds nothing (counted in `stats`).
+  chip time per poll that finds nothing (counted in `stats`; `stats.exchanges` logs every command
+  with its bytes both ways, its line time and whether a poll activated a tag, which the reader
+  traffic tests and bench/reader_traffic_nfcpy.py count).
 
 Tags in the field: `Ntag` (NTAG213/215/216: GET_VERSION, READ, WRITE, pages as NXP lays them out)
 and `MifareClassic` (SAK 0x08: without authentication every command is refused with a NAK).
@@ -194,8 +196,31 @@ class Stats:
     """A snapshot (frames in, frames out, bytes in, bytes out, line seconds) at each poll that found
     a tag, taken before that poll's own frames are counted: what a tap costs is measured from it."""
 
+    exchanges: list[Exchange] = field(default_factory=list)  # every command, in order, with its cost
+
     def snapshot(self) -> tuple[int, int, int, int, float]:
         return (self.frames_in, self.frames_out, self.bytes_in, self.bytes_out, self.line_seconds)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One host command on the line: its code and arguments, the bytes both ways (the command frame
+    with whatever preceded it, the chip's ACK and answer) and the line time they take at the chip's
+    rate plus the modelled chip time. Three frames each: the command, the ACK, the answer."""
+
+    code: int
+    args: bytes
+    bytes_in: int
+    bytes_out: int
+    seconds: float
+    at: float = 0.0  # time.perf_counter() when the chip read the command
+    found: bool = False  # an InListPassiveTarget that activated a tag
+
+    frames = 3
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_in + self.bytes_out
 
 
 def frame(data: bytes) -> bytes:
@@ -226,6 +251,7 @@ class Pn532Chip:
         self.power_downs = 0
         self.active: Tag | None = None
         self.fifo_reqa = True  # CIU_FIFOData still holds the REQA: nothing answered the last poll
+        self.activated = False  # the command being answered activated a tag (`Exchange.found`)
 
     def receive(self, data: bytes) -> tuple[bytes, float]:
         """Bytes from the host (at the chip's rate); returns the answer and the chip time it took."""
@@ -236,13 +262,20 @@ class Pn532Chip:
         self.buffer += data
         out, busy = b"", 0.0
         while True:
+            waiting = len(self.buffer)
             parsed = self._next_frame()
             if parsed is None:
                 return out, busy
             if parsed == b"ack":
                 continue  # the host's ACK: cancels a pending answer or confirms a baud change
             self.stats.frames_in += 1
+            at, self.activated = time.perf_counter(), False
             answer, spent = self._command(parsed)
+            sent = waiting - len(self.buffer)
+            seconds = (sent + len(answer)) * 10 / self.baud + spent
+            code = parsed[1] if len(parsed) > 1 else -1
+            exchange = Exchange(code, parsed[2:], sent, len(answer), seconds, at, self.activated)
+            self.stats.exchanges.append(exchange)
             out += answer
             busy += spent
 
@@ -333,6 +366,7 @@ class Pn532Chip:
         if found is not None and not wanted:  # a poll (not a presence check by UID) met a tag
             self.stats.found.append(self.stats.snapshot())
         self.fifo_reqa = found is None
+        self.activated = found is not None
         if found is None:
             return b"\x00", POLL_TIME
         target = found.atqa + bytes([found.sak, len(found.uid)]) + found.uid

@@ -250,6 +250,7 @@ class Rc522Board:
         self.plugged = True
         self.lock = threading.Lock()
         self.transfers = 0
+        self.bytes = 0  # bytes clocked (each both ways at once: SPI is full duplex)
 
     def put(self, tag: Tag | None) -> None:
         with self.lock:
@@ -278,6 +279,7 @@ class Rc522Board:
         """One SPI transfer with chip select held low: the bytes MISO carries back."""
         with self.lock:
             self.transfers += 1
+            self.bytes += len(data)
             if not self.plugged:
                 return [0] * len(data)
             out = [0]

@@ -18,7 +18,7 @@ from gpiozero.exc import GPIOZeroError
 from companion.core.config import Config, ConfigError
 from companion.core.cues import Cue
 from companion.games.base import GameError
-from companion.games.packs import playable_games
+from companion.games.packs import Pack, playable_games
 from companion.pins.board import PinChoice, fail_pins, open_pins
 from companion.pins.buttons import TableButtons
 from companion.pins.devices import PinLayout
@@ -26,6 +26,7 @@ from companion.pins.feedback import Feedback
 from companion.pins.patterns import PATTERNS
 from companion.readers import Reader
 from companion.readers.enrollment import CardDesk
+from companion.readers.known import KnownTags
 from companion.readers.registry import Registry, registry_path
 from companion.table.journal import Journal, JournalError
 from companion.table.table import Table
@@ -68,11 +69,27 @@ class Daemon:
             self.journal.close()
             raise JournalError(unusable_journal(config.db, error)) from None
         self.feedback, self.buttons = self._open_pins(layout)
+        try:
+            self._wire(config, packs)
+        except BaseException:
+            # A bad [reader] or [network] table: let go of the pins' threads and the files now, or
+            # gpiozero's finalizers start threads at interpreter exit and `companion run` never ends.
+            self.buttons.close()
+            self.feedback.close()
+            self.journal.close()
+            self.registry.close()
+            raise
+
+    def _wire(self, config: Config, packs: dict[str, Pack]) -> None:
+        """What sits on the table and its pins: the screens, the readers, the web app, MQTT."""
         # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
         self.table.listeners.append(self.feedback)
         self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
         self.table.listeners.append(self.broker)
-        self.readers: list[Reader] = open_readers(config, self.table.announce)
+        # Verified UIDs, shared by every reader; a registry write (an enrollment, an import, here or
+        # by `companion cards` beside the service) forgets them all (docs/nfc.md, "Known tags").
+        self.known = KnownTags(stamp=self.registry.generation)
+        self.readers: list[Reader] = open_readers(config, self.table.announce, self.known)
         self.cards = CardDesk(self.registry, self.catalog, self.readers, self.table.announce)
         self.network = hotspot(config)  # [network]: the table's own Wi-Fi when there is none, or None
         self.app = create_app(
@@ -240,10 +257,12 @@ def hotspot(config: Config) -> Hotspot | None:
         raise ConfigError(f"[network]: {error}") from None
 
 
-def open_readers(config: Config, announce: Callable[[Cue], None] | None = None) -> list[Reader]:
+def open_readers(
+    config: Config, announce: Callable[[Cue], None] | None = None, known: KnownTags | None = None
+) -> list[Reader]:
     """The readers the config asks for, each of the family its device's scheme names ("virtual"
     the virtual mat, "auto" the first reader found, else the virtual mat); see docs/nfc.md.
-    `announce` plays their reader-lost / reader-back cues."""
+    `announce` plays their reader-lost / reader-back cues; `known` is their shared known-tag cache."""
     from companion.readers.families import readers_from_config  # each family's library on demand
 
-    return readers_from_config(config.readers, announce)
+    return readers_from_config(config.readers, announce, known)

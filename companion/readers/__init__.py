@@ -2,9 +2,10 @@
 table, and reports its health for /healthz and the scoreboard.
 
 Here: the `Reader` interface and the virtual mat. What every family shares (`base`), choosing a
-family by device (`families`), one module per family (`nfc`, `pcsc`, `keyboard`, `pn532`, `rc522`),
-NDEF on Type 2 tag pages (`ntag`), reader-lost/back cues (`health`), the card registry of UIDs
-(`registry`) and enrolling a deck's tags (`enrollment`).
+family by device (`families`), one module per family (`nfc` with `nfc_link`, `pcsc`, `keyboard`,
+`pn532`, `rc522`), NDEF on Type 2 tag pages (`ntag`), reader-lost/back cues (`health`), the card
+registry of UIDs (`registry`), the UIDs verified lately and their card ids (`known`) and enrolling
+a deck's tags (`enrollment`).
 
 Imports: companion.core, companion.games, companion.table, companion.pins.
 """

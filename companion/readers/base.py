@@ -25,6 +25,7 @@ from companion.core.config import ConfigError
 from companion.games.catalog import CARD_ID
 from companion.readers import TapHandler
 from companion.readers.health import LinkWatch
+from companion.readers.known import KnownTags
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +185,14 @@ class ReaderLink:
         debounce: float = DEFAULT_DEBOUNCE,
         retry: float = DEFAULT_RETRY,
         watch: LinkWatch | None = None,
+        known: KnownTags | None = None,
     ) -> None:
         self.device = device
         self.seat = seat
         self.retry = retry
         self.watch = watch or LinkWatch()
+        # verified UIDs and their card ids; the daemon gives every reader one shared instance
+        self.known = known if known is not None else KnownTags()
         self.filter = TapFilter(debounce)
         self.intercept: Callable[[Any], Any] | None = None
         self._tap: TapHandler | None = None
@@ -200,6 +204,7 @@ class ReaderLink:
         self._taps = 0  # reads that were taps
         self._reads = 0  # every new tag read, tap or not
         self._opens = 0  # attempts to open the reader (more than one: it was lost and retried)
+        self._polls = 0  # looks at the field the reader answered
 
     @property
     def link_name(self) -> str:
@@ -227,7 +232,10 @@ class ReaderLink:
         intercept = self.intercept
         try:
             if intercept is not None:
-                intercept(tag)
+                try:
+                    intercept(tag)
+                finally:  # enrollment may have written the tag: its next tap reads it again
+                    self.known.forget(tag.uid)
             elif self._tap is not None:
                 if tag.card is not None:
                     self._tap(card=tag.card, seat=self.seat)
@@ -320,6 +328,7 @@ class PolledReader(ReaderLink):
                 "reads": self._reads,
                 "opens": self._opens,
                 "taps": self._taps,
+                "polls": self._polls,
             }
 
     # The thread
@@ -341,6 +350,8 @@ class PolledReader(ReaderLink):
                 connected = False  # the card may still lie there: the filter keeps it present
                 self._stopping.wait(self.retry)
                 continue
+            with self._lock:
+                self._polls += 1
             self._answering()
             self._seen(tag)
             self._stopping.wait(self.poll_interval)

@@ -25,8 +25,9 @@ from typing import Any
 
 from companion.core.cues import Cue
 from companion.readers import Reader, TapHandler
-from companion.readers.base import COMMON_KEYS, CommonSettings, PolledReader, ReaderLost
+from companion.readers.base import COMMON_KEYS, CommonSettings, PolledReader, ReaderLink, ReaderLost
 from companion.readers.health import LinkWatch
+from companion.readers.known import KnownTags
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,7 @@ class AutoReader:
         self.retry = retry
         self.watch = watch
         self.found: Any = None  # the reader found, once there is one
+        self.known = KnownTags()  # handed to the reader found (`readers_from_config` shares one)
         self._intercept: Callable[[Any], Any] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -238,6 +240,7 @@ class AutoReader:
             reader = found_reader(self.entry, found, self.watch)
             with self._lock:
                 reader.intercept = self._intercept  # type: ignore[attr-defined]
+                share_known(reader, self.known)
                 self.found = reader
             log.warning("auto found a reader at %s: taps now come from it", found.device)
             self.watch.found(self, found.device)
@@ -276,11 +279,15 @@ def auto_reader(entry: dict[str, Any], watch: LinkWatch) -> Reader:
 
 
 def readers_from_config(
-    entries: Sequence[dict[str, Any]], announce: Callable[[Cue], None] | None = None
+    entries: Sequence[dict[str, Any]],
+    announce: Callable[[Cue], None] | None = None,
+    known: KnownTags | None = None,
 ) -> list[Reader]:
     """One reader per entry, by its device's scheme; `announce` plays their reader-lost/back cues
-    (one `LinkWatch` for the table: "reader-back" once every reader answers again)."""
+    (one `LinkWatch` for the table: "reader-back" once every reader answers again). Every reader
+    shares `known`, the verified UIDs (one of its own if not given)."""
     watch = LinkWatch(announce)
+    known = known if known is not None else KnownTags()
     readers: list[Reader] = []
     for entry in entries:
         device = str(entry.get("device", "auto"))
@@ -293,7 +300,15 @@ def readers_from_config(
             from companion.readers.nfc import readers_from_config as nfcpy_readers
 
             readers.extend(nfcpy_readers([entry], announce, watch=watch))
+    for reader in readers:
+        share_known(reader, known)
     return readers
+
+
+def share_known(reader: Any, known: KnownTags) -> None:
+    """Give `reader` (or the one an `AutoReader` finds later) the shared `known`."""
+    if isinstance(reader, ReaderLink | AutoReader):
+        reader.known = known
 
 
 def main() -> int:

@@ -10,7 +10,7 @@ at the driver boundary, and nowhere else:
   no later open finds it). Here the port is opened by pyserial (O_NOCTTY) with an exclusive lock
   (a second process, such as `companion cards enroll` beside the service, is refused instead of
   talking over it), a chip left at a higher rate is brought back to 115200, and the rate is never
-  raised: a tap costs about 90 ms on the line at 115200, 10 ms at 921600 (bench/pn532_serial.py),
+  raised: a tap costs about 12.5 ms on the line at 115200, 1.3 ms at 921600 (bench/pn532_serial.py),
   which a player does not notice;
 - an ACR122U is closed without the PowerDown nfcpy sends (`Acr122Device`): many cannot be
   reopened after it until they are replugged (nfcpy issues #154, #239, #243, #251, #231);

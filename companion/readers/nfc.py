@@ -1,14 +1,18 @@
-"""The NFC reader backend, on nfcpy's `ContactlessFrontend` (see docs/nfc.md).
+"""The NFC reader backend, on nfcpy's drivers (see docs/nfc.md).
 
 One `NfcReader` a physical reader, each polling on a thread of its own:
 
 - identity: the card id in the tag's NDEF text record; a tag without one is sent by its UID, which
   the table resolves through the card registry (an unknown UID plays the "unknown-card" cue);
-- one tap is one event (`TapFilter`): a card lying on the reader counts once (nfcpy checks its
-  presence), lifted and put back it counts again, unless it comes back within `debounce` seconds;
-- a reader that cannot be opened, or whose `connect` fails (nfcpy returns False on an I/O error,
-  and some drivers raise), is reported lost, closed, and reopened every `retry` seconds; it is back
-  once it has completed a poll. `LinkWatch` turns that into the table's reader-lost/back cues.
+- only what names the card is sent (`companion.readers.nfc_link`): an activation, then, unless the
+  UID was verified lately (`KnownTags`), the READs that cover the record; a MIFARE Classic is named
+  by its UID unread; enrollment gets nfcpy's full tag object, which it writes through;
+- one tap is one event (`TapFilter`): a card lying on the reader counts once (its presence is
+  checked by selecting it again), lifted and put back it counts again, unless it comes back within
+  `debounce` seconds;
+- a reader that cannot be opened, or whose driver fails (an I/O error, a bad reply), is reported
+  lost, closed, and reopened every `retry` seconds; it is back once it has completed a poll.
+  `LinkWatch` turns that into the table's reader-lost/back cues.
 """
 
 from __future__ import annotations
@@ -17,17 +21,18 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import ndef
 import nfc
 import nfc.clf
+import nfc.clf.pn53x
 import nfc.tag
 import nfc.tag.tt2
 
 from companion.core.config import ConfigError
 from companion.core.cues import Cue
+from companion.pins.board import is_raspberry_pi  # the device tree says so
 from companion.readers import Reader, VirtualReader
 from companion.readers.base import (
     COMMON_KEYS,
@@ -40,6 +45,8 @@ from companion.readers.base import (
 )
 from companion.readers.frontend import close_frontend, open_frontend
 from companion.readers.health import LinkWatch
+from companion.readers.nfc_link import Gone, Link, Seen, link_for
+from companion.readers.ntag import Type2Tag
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TARGETS = ("106A",)
 UDP_TARGETS = ("212F",)
 PI_UARTS = ("tty:AMA0:pn532", "tty:S0:pn532")
+CLASSIC = "MIFARE Classic card"
+# Seconds between two polls of an empty field, and between two presence checks of a held card: a
+# card laid down is met within this plus one poll (docs/nfc.md, "Polling").
+POLL_INTERVAL = 0.02
 
 
 class _QuietSearch(logging.Filter):
@@ -139,7 +150,7 @@ def read_tag(tag: Any) -> NfcTag | None:
     uid = bytes(tag.identifier).hex()
     if is_mifare_classic(tag):
         tag._is_present = present_by_reselect(tag)  # nfcpy's check reads page 0: refused
-        return NfcTag(tag, uid, None, None, kind="MIFARE Classic card")
+        return NfcTag(tag, uid, None, None, kind=CLASSIC)
     area = None
     try:
         area = tag.ndef  # None: no NDEF (unformatted, not readable, or the read was cut short)
@@ -157,6 +168,16 @@ def read_tag(tag: Any) -> NfcTag | None:
     return NfcTag(tag, uid, card_id_from_records(records), area)
 
 
+def read_type2(link: Link, uid: str) -> NfcTag | None:
+    """A Type 2 tag's card id from the READs that cover it (READ 4, and 8 if the record goes on);
+    None if the tag left before it was read."""
+    try:
+        tag = Type2Tag(uid, link.read, None)
+    except Gone:
+        return None
+    return NfcTag(None, uid, tag.card, None)
+
+
 # The reader
 
 
@@ -168,6 +189,7 @@ class NfcReader(ReaderLink):
     seconds. `intercept`, when set, receives each new tag instead of the table (card enrollment)."""
 
     capabilities = NDEF_READ_WRITE
+    poll_interval = POLL_INTERVAL
 
     def __init__(
         self,
@@ -185,8 +207,7 @@ class NfcReader(ReaderLink):
         self.targets = list(targets or (UDP_TARGETS if device.startswith("udp") else DEFAULT_TARGETS))
         self._clf = clf
         self._opened: str | None = found
-        self._polls = 0
-        self._in_session = False
+        self._polls = 0  # polls and presence checks answered (tests wait on it)
 
     @property
     def label(self) -> str:
@@ -221,15 +242,12 @@ class NfcReader(ReaderLink):
                 if clf is None:
                     self._stopping.wait(self.retry)
                     continue
-            self._polls = 0
             try:
-                result = clf.connect(rdwr=self._options(), terminate=self._terminate)
-                why = "I/O error"  # nfcpy logged the details and returned False
-            except Exception as error:  # some drivers raise instead (a vanished tty, a bad reply)
-                result, why = False, f"{type(error).__name__}: {error}"
-            if result is False and not self._stopping.is_set():
-                self._in_session = False  # the card may still lie there: the filter keeps it
-                self._lost(why)
+                self._poll(link_for(clf, self.targets))
+            except Exception as error:  # the reader stopped answering: a vanished tty, a bad reply
+                if self._stopping.is_set():
+                    break
+                self._lost(f"{type(error).__name__}: {error}")  # the filter keeps a card that lies there
                 close_frontend(clf)
                 clf = None
                 self._stopping.wait(self.retry)
@@ -267,46 +285,74 @@ class NfcReader(ReaderLink):
             self._opened = path
         return clf
 
-    def _options(self) -> dict[str, Any]:
-        return {
-            "targets": self.targets,
-            "on-connect": self._on_connect,
-            "on-release": self._on_release,
-            "iterations": 1,  # return to `terminate` after every poll, so stop() is prompt
-            "interval": 0.0,
-            "beep-on-connect": False,  # the companion plays its own cues
-        }
+    def _poll(self, link: Link) -> None:
+        """Poll until stopped (a reader that stops answering raises): each tag met is read, offered
+        as a tap, and held until it is lifted."""
+        while not self._stopping.is_set():
+            seen = link.poll()
+            self._polls += 1
+            self._answering()  # it answered a whole poll
+            if seen is None:
+                self.filter.left(time.monotonic())  # an empty field: whatever lay there is gone
+                self._stopping.wait(self.poll_interval)
+                continue
+            held = self._met(link, seen)
+            if held is not None:
+                self._hold(held, seen.uid)
 
-    def _terminate(self) -> bool:
-        # nfcpy calls this before its first poll and after each one that found nothing (and while a
-        # tag is held): from the second call on, the reader has answered a whole poll.
-        self._polls += 1
-        if self._polls >= 2 and not self._in_session:
-            self._answering()
-            self.filter.left(time.monotonic())  # an empty field: whatever lay there is gone
-        return self._stopping.is_set()
-
-    def _on_connect(self, tag: Any) -> bool:
-        self._in_session = True
-        self._answering()
+    def _met(self, link: Link, seen: Seen) -> Callable[[], bool] | None:
+        """Read the tag a poll met and deliver it if it is a tap; how to check it is still there
+        (None: it left before it could be read, poll again)."""
         try:
-            read = read_tag(tag)
-        except Exception:  # a tag must never take the reader down (an exception here would)
-            log.exception("reading tag %s failed; it counts by its UID", bytes(tag.identifier).hex())
-            read = NfcTag(tag, bytes(tag.identifier).hex(), None, None)
+            read, present = self._identify(link, seen)
+        except (OSError, nfc.clf.pn53x.Chipset.Error):
+            raise  # the reader, not the tag
+        except Exception:  # a tag must never take the reader down
+            log.exception("reading tag %s failed; it counts by its UID", seen.uid)
+            read, present = NfcTag(None, seen.uid, None, None), lambda: link.present(seen)
         if read is None:
-            self._in_session = False
-            return False  # not held: nfcpy polls again and reads it afresh
-        if self.filter.arrived(read.uid, time.monotonic()):
-            self._deliver(read)
+            return None
         with self._lock:
             self._reads += 1
-        return True  # hold it: nfcpy checks its presence until it is lifted
+        if self.filter.arrived(read.uid, time.monotonic()):
+            self._deliver(read)
+        if read.tag is not None:
+            link.after_full_tag()
+        return present
 
-    def _on_release(self, tag: Any) -> bool:
-        self._in_session = False
-        self.filter.left(time.monotonic())
-        return True
+    def _identify(self, link: Link, seen: Seen) -> tuple[Any, Callable[[], bool]]:
+        """The tag `seen` as a `TagLike` (None: it left) and its presence check. A Type 2 tag is
+        named by the cache, or by the READs that cover its card id; a MIFARE Classic by its UID,
+        unread; enrollment (`intercept`) and other kinds of tag get nfcpy's full tag object."""
+
+        def present() -> bool:
+            return link.present(seen)
+
+        if seen.classic:  # known by its UID: nothing is sent to it
+            return NfcTag(None, seen.uid, None, None, kind=CLASSIC), present
+        enrolling = self.intercept is not None
+        if not enrolling and (card := self.known.card_for(seen.uid, time.monotonic())) is not None:
+            return NfcTag(None, seen.uid, card, None), present
+        generation = self.known.generation
+        if seen.type2 and not enrolling:
+            read = read_type2(link, seen.uid)
+        else:
+            full = link.full_tag(seen)
+            read = read_tag(full) if full is not None else None
+            if not seen.type2 and full is not None:
+                present = lambda: bool(full.is_present)  # noqa: E731  # nfcpy's own check for its kind
+        if read is not None and not enrolling:
+            self.known.remember(seen.uid, read.card, time.monotonic(), generation)
+        return read, present
+
+    def _hold(self, present: Callable[[], bool], uid: str) -> None:
+        """A tag lies on the reader: check it is still there every `poll_interval`, then it left."""
+        while not self._stopping.wait(self.poll_interval):
+            self._polls += 1
+            if not present():
+                self.filter.left(time.monotonic())
+                return
+            self.known.seen(uid, time.monotonic())  # still there: its card id stays trusted
 
     @property
     def link_name(self) -> str:
@@ -314,13 +360,6 @@ class NfcReader(ReaderLink):
 
 
 # Finding a reader
-
-
-def is_raspberry_pi() -> bool:
-    try:
-        return "Raspberry Pi" in Path("/proc/device-tree/model").read_text(errors="replace")
-    except OSError:
-        return False
 
 
 def auto_paths() -> list[str]:

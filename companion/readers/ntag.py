@@ -10,15 +10,17 @@ size / 8, access), then TLV blocks from page 4, of which the NDEF message TLV (0
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 import ndef
 
-from companion.readers.base import card_id_from_records
+from companion.readers.base import ReaderLink, card_id_from_records
 
 log = logging.getLogger(__name__)
 
 FIRST_DATA_PAGE = 4
+MAX_DATA = 888  # bytes of the largest Type 2 data area (NTAG216): a longer TLV is garbage
 NDEF_MAGIC = 0xE1
 NDEF_TLV, TERMINATOR_TLV, NULL_TLV = 0x03, 0xFE, 0x00
 
@@ -60,52 +62,66 @@ def find_ndef(data: bytes) -> tuple[int, int] | None:
 
 
 class Type2Tag:
-    """A Type 2 tag on a reader: its UID, the card id on it, and how to write one (`TagLike`)."""
+    """A Type 2 tag on a reader: its UID, the card id on it, and how to write one (`TagLike`).
 
-    def __init__(self, uid: str, read_pages: ReadPages, write_page: WritePage | None) -> None:
+    Reading the card id takes the READs that cover the NDEF TLV from page 4 and no more (two 16-byte
+    READs for every card id of the catalogue); the capability container (page 3: NDEF magic, data
+    area size, write access) is read only when a write needs it. A tag that is not Type 2 NDEF (a
+    MIFARE Classic refuses the READ, a blank one holds no card id) keeps `card` None and counts by its
+    UID. `card` given: the card id is already known (`KnownTags`), nothing is read."""
+
+    def __init__(
+        self, uid: str, read_pages: ReadPages, write_page: WritePage | None, *, card: str | None = None
+    ) -> None:
         self.uid = uid
-        self.card: str | None = None
+        self.card: str | None = card
         self.write_error: str | None = None
         self._read = read_pages
         self._write = write_page
-        self.capacity = 0  # bytes of the data area, from the capability container
-        self.read_only = True
-        self.load()
+        self._cc: bytes | None = None  # the capability container, once read
+        if card is None:
+            self.load()
 
     def load(self) -> None:
-        """Read the capability container and the card id; a tag that is not Type 2 NDEF (a MIFARE
-        Classic, a blank one) keeps `card` None and counts by its UID."""
-        try:
-            header = self._read(0)
-        except TagError as error:
-            log.info("tag %s: no readable pages (%s); it counts by its UID", self.uid, error)
-            return
-        cc = header[12:16]
-        if len(cc) < 4 or cc[0] != NDEF_MAGIC:
-            return
-        self.capacity = cc[2] * 8
-        self.read_only = (cc[3] & 0x0F) != 0  # the low nibble: write access (0 granted)
+        """Read the card id, if the tag carries one."""
         try:
             self.card = self._card_id()
-        except (TagError, ndef.DecodeError, ValueError) as error:
+        except TagError as error:
+            log.info("tag %s: no readable NDEF area (%s); it counts by its UID", self.uid, error)
+        except (ndef.DecodeError, ValueError) as error:
             log.info("tag %s: its NDEF message cannot be read (%s); it counts by its UID", self.uid, error)
 
+    def _header(self) -> bytes:
+        if self._cc is None:
+            try:
+                cc = self._read(3)[:4]
+            except TagError:
+                cc = b""
+            self._cc = cc if len(cc) == 4 and cc[0] == NDEF_MAGIC else b""
+        return self._cc
+
+    @property
+    def capacity(self) -> int:
+        """Bytes of the data area, from the capability container (0: not an NDEF tag)."""
+        cc = self._header()
+        return cc[2] * 8 if cc else 0
+
+    @property
+    def read_only(self) -> bool:
+        cc = self._header()
+        return not cc or (cc[3] & 0x0F) != 0  # the low nibble: write access (0 granted)
+
     def _card_id(self) -> str | None:
-        data = self._data(16)
+        data = self._read(FIRST_DATA_PAGE)
         where = find_ndef(data)
         if where is None:
             return None
         offset, length = where
-        data = self._data(offset + length)
-        return card_id_from_records(list(ndef.message_decoder(data[offset : offset + length])))
-
-    def _data(self, size: int) -> bytes:
-        """The first `size` bytes of the data area (page 4 on), read 16 bytes at a time."""
-        size = min(size, self.capacity) if self.capacity else size
-        data = b""
-        while len(data) < size:
+        if offset + length > MAX_DATA:
+            raise ValueError(f"an NDEF message of {length} bytes is no card id")
+        while len(data) < offset + length:  # the next 16 bytes, after those already read
             data += self._read(FIRST_DATA_PAGE + len(data) // 4)
-        return data
+        return card_id_from_records(list(ndef.message_decoder(data[offset : offset + length])))
 
     @property
     def writable(self) -> bool:
@@ -137,3 +153,24 @@ class Type2Tag:
 
     def __repr__(self) -> str:
         return f"Type2Tag(uid={self.uid!r}, card={self.card!r})"
+
+
+def identify(
+    reader: ReaderLink, held: Type2Tag | None, uid: str, read_pages: ReadPages, write_page: WritePage | None
+) -> Type2Tag:
+    """The tag `uid` a poll of `reader` met: `held` if it is that tag still on the reader, else a
+    new one, named by `reader.known` when that UID was verified lately, else read in full (and
+    remembered). Enrollment (`reader.intercept`) always reads in full: it must see what is there."""
+    now = time.monotonic()
+    known = reader.known
+    if held is not None and held.uid == uid:
+        known.seen(uid, now)
+        return held  # still there: read once per tap
+    if reader.intercept is None:
+        card = known.card_for(uid, now)
+        if card is not None:
+            return Type2Tag(uid, read_pages, write_page, card=card)
+    generation = known.generation
+    tag = Type2Tag(uid, read_pages, write_page)
+    known.remember(uid, tag.card, time.monotonic(), generation)
+    return tag

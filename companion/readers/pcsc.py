@@ -5,7 +5,9 @@ driver) owns the USB device and any number of programs share it through pyscard.
 appears as a "card" in the reader; the PC/SC part 3 pseudo-APDUs every such reader implements give
 its UID (`FF CA 00 00 00`) and its pages (`FF B0 00 <page> 10` reads 16 bytes, `FF D6 00 <page> 04`
 writes one page), so the card id of an NTAG21x is read and written here like on any reader
-(`companion.readers.ntag`). A tag that is not a Type 2 tag counts by its UID.
+(`companion.readers.ntag`). A tap is GET DATA for the UID, then, for a UID `KnownTags` does not
+know, READ BINARY from page 4 and a second from page 8 only if the record goes on. A tag that is
+not a Type 2 tag counts by its UID.
 
 pyscard is an optional extra (`pip install 'table-companion[pcsc]'`), imported only by this module.
 """
@@ -16,7 +18,7 @@ import logging
 from typing import Any
 
 from companion.readers.base import NDEF_READ_WRITE, PolledReader, ReaderLost
-from companion.readers.ntag import TagError, Type2Tag
+from companion.readers.ntag import TagError, Type2Tag, identify
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,8 @@ class PcscReader(PolledReader):
     kind = "pcsc"
     capabilities = NDEF_READ_WRITE
     settle = 1.0  # pcscd looks for a card every 0.4 s on readers without card-change interrupts
+    # An empty poll is two calls to pcscd (list the readers, connect: no card), no APDU.
+    poll_interval = 0.05
 
     def __init__(self, device: str, seat: int | None = None, **settings: Any) -> None:
         super().__init__(device, seat, **settings)
@@ -94,24 +98,34 @@ class PcscReader(PolledReader):
         if self._card is not None:
             uid = self._uid_or_none()
             if uid is not None and self._tag is not None and uid == self._tag.uid:
-                return self._tag  # the same tag, still on the reader
+                return identify(self, self._tag, uid, self._read_pages, self._write_page)  # still there
             self._release()
+        reader = self._listed()
         try:
-            self._card = self._open_card()
-        except Exception:  # no card on the reader (NoCardException), or the reader is gone
+            self._card = self._open_card(reader)
+        except Exception:  # no card on the reader (NoCardException); a reader gone: the next poll
             self._card = None
-            self._still_listed()
             return None
         uid = self._uid_or_none()
         if uid is None:
             self._release()
             return None
-        self._tag = Type2Tag(uid, self._read_pages, self._write_page)
+        self._tag = identify(self, None, uid, self._read_pages, self._write_page)
         return self._tag
 
-    def _open_card(self) -> Any:
+    def _listed(self) -> Any:
+        """This reader as pcscd lists it now; `ReaderLost` if pcscd or the reader is gone."""
         system = _pyscard()
-        reader = next(r for r in system.readers() if str(r) == self.name)
+        try:
+            readers = system.readers()
+        except Exception as error:  # pyscard's own exceptions for "no service"
+            raise ReaderLost(f"pcscd does not answer ({error})") from None
+        reader = next((r for r in readers if str(r) == self.name), None)
+        if reader is None:
+            raise ReaderLost(f"the PC/SC reader {self.name!r} is gone")
+        return reader
+
+    def _open_card(self, reader: Any) -> Any:
         card = reader.createConnection()
         try:
             card.connect()
@@ -119,10 +133,6 @@ class PcscReader(PolledReader):
             _release(card)
             raise
         return card
-
-    def _still_listed(self) -> None:
-        if self.name not in reader_names():
-            raise ReaderLost(f"the PC/SC reader {self.name!r} is gone")
 
     def _uid_or_none(self) -> str | None:
         try:

@@ -8,12 +8,16 @@ it runs on lgpio where RPi.GPIO does not (docs/architecture.md says why this one
 (`reset_pin`, GPIO 4 by default) is taken from the table's own pin factory.
 
 The library's calls cover MIFARE Classic's single-size UIDs; an NTAG21x has a 7-byte UID, which
-takes a second cascade level. So a poll is ISO/IEC 14443-3 spoken through the library's own
-`MFRC522_ToCard` (its FIFO, CRC and transceive): halt the tag selected last poll, wake every tag
-(WUPA), anticollision and select on cascade level 1, then level 2 if the tag says its UID goes on.
-Halting and waking again is what lets a held card answer every poll: a tag that is left selected
-ignores the next wake-up. Pages are read with the library's `MFRC522_Read` (16 bytes, as NTAG's
-READ answers) and written with NTAG's WRITE (0xA2, one page) through `MFRC522_ToCard`.
+takes a second cascade level. And its `MFRC522_ToCard` waits for an answer by reading the IRQ
+register up to 2,000 times, for ever past the chip's timeout (its `~` tests never see TimerIRq):
+2,000 SPI transfers for each command nobody answers, every empty poll. So the exchanges are ours,
+on the library's register calls (`Write_MFRC522`, `Read_MFRC522`'s addressing, bursts on its
+`spi`): the frame into the FIFO, StartSend, the IRQ bits read until the answer is in or the chip's
+timer (6 ms after the frame) says nobody answers, the FIFO read out; CRC_A computed here. A poll is
+ISO/IEC 14443-3: a tag still selected from the last poll is asked one READ (only it can answer:
+one that left the field lost its selection); else WUPA, anticollision and select on cascade level
+1, then level 2 if the tag says its UID goes on. The card id is read with NTAG's 16-byte READ,
+only for a UID `KnownTags` does not know, and written with NTAG's WRITE (0xA2, one page).
 
 joyit-rc522 and spidev are an optional extra (`pip install 'table-companion[rc522]'`), imported
 only here.
@@ -22,6 +26,7 @@ only here.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,20 +34,32 @@ from typing import Any
 from companion.core.config import ConfigError
 from companion.pins.devices import RC522_RESET_PIN
 from companion.readers.base import NDEF_READ_WRITE, PolledReader, ReaderLost
-from companion.readers.ntag import TagError, Type2Tag
+from companion.readers.ntag import TagError, Type2Tag, identify
 
 log = logging.getLogger(__name__)
 
 SPEED_HZ = 1_000_000
 
 # ISO/IEC 14443-3 and NTAG21x commands
-WUPA, HLTA = 0x52, 0x50
+WUPA = 0x52
 CASCADE = (0x93, 0x95)  # SEL of cascade levels 1 and 2
 CASCADE_TAG = 0x88  # the first UID byte of level 1 when the UID goes on
-NTAG_WRITE = 0xA2
+NTAG_READ, NTAG_WRITE = 0x30, 0xA2
 ACK = 0x0A
-VERSION_REG = 0x37
+
+# MFRC522 registers and bits (data sheet, section 9)
+COMMAND_REG, COMM_IRQ, ERROR_REG, FIFO_DATA, FIFO_LEVEL = 0x01, 0x04, 0x06, 0x09, 0x0A
+CONTROL_REG, BIT_FRAMING, T_RELOAD_L, VERSION_REG = 0x0C, 0x0D, 0x2D, 0x37
+TRANSCEIVE, START_SEND = 0x0C, 0x80
+FIFO_SIZE = 64  # FIFOLevelReg never reads more
+TX_IRQ, RX_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x02, 0x01
+ERRORS = 0x1B  # ErrorReg: BufferOvfl, CollErr, ParityErr, ProtocolErr (as the library checks)
 OFF_THE_BUS = (0x00, 0xFF)  # VersionReg as a board that is not there reads (MISO held low or high)
+# The library's init runs the timer at 2 kHz (TPrescaler 0xD3E) for 30 ticks (15 ms); 12 ticks
+# (6 ms after the frame) still covers NTAG's slowest answer, a WRITE's ACK after ~4.1 ms.
+TIMER_TICKS = 12
+WAIT_STEP = 0.0005  # seconds between two reads of the IRQ bits while a tag answers
+ANSWER_DEADLINE = 0.03  # seconds: the wait's bound should the chip's timer not run
 
 
 @dataclass(frozen=True)
@@ -94,7 +111,7 @@ class Rc522:
         except Exception as error:  # spidev's OSError, gpiozero's errors for the reset pin
             raise ReaderLost(f"the RC522 on {bus.label} cannot be opened ({error})") from None
         self.bus = bus
-        self.selected = False
+        self._setup()
 
     def version(self) -> int:
         return int(self.chip.Read_MFRC522(VERSION_REG))
@@ -109,27 +126,91 @@ class Rc522:
     def init(self) -> None:
         """Reset the chip and turn its antenna on (after power came back)."""
         self.chip.MFRC522_Init()
+        self._setup()
+
+    def _setup(self) -> None:
+        """After the library's init: a shorter timer, so that silence is known in a few ms."""
+        self.chip.Write_MFRC522(T_RELOAD_L, TIMER_TICKS)
         self.selected = False
+        self.transceiving = False
 
     def close(self) -> None:
         self.chip.Close_MFRC522()
         self.chip._RST.close()  # the library never lets its reset pin go; free it for the next open
 
-    def _transceive(self, data: list[int], with_crc: bool = True) -> tuple[list[int], int] | None:
-        """Send a frame, the CRC appended; the answer and its length in bits, or None: no answer."""
-        frame = data + (self.chip.CalulateCRC(data) if with_crc else [])
-        status, answer, bits = self.chip.MFRC522_ToCard(self.chip.PCD_TRANSCEIVE, frame)
-        return (list(answer), int(bits)) if status == self.chip.MI_OK and bits else None
+    # One ISO/IEC 14443 exchange, through the library's register calls and its `spidev` (bursts)
 
-    def poll(self) -> bytes | None:
-        """The UID of the tag in the field now, selected; None if there is none."""
-        if self.selected:
-            self._transceive([HLTA, 0x00])  # no answer is its answer
-            self.selected = False
-        status, _ = self.chip.MFRC522_Request(WUPA)  # sets a 7-bit frame, as REQA/WUPA are
-        if status != self.chip.MI_OK:
+    def _burst_write(self, register: int, data: bytes) -> None:
+        self.chip.spi.xfer2([(register << 1) & 0x7E, *data])
+
+    def _burst_read(self, registers: list[int]) -> list[int]:
+        """Each register's value, in one transfer (each byte clocked out names the next register)."""
+        addresses = [((register << 1) & 0x7E) | 0x80 for register in registers]
+        return list(self.chip.spi.xfer2([*addresses, 0]))[1:]
+
+    def _transceive(self, frame: bytes, bits: int = 0) -> tuple[bytes, int] | None:
+        """Send `frame` (its CRC_A already in it; `bits` of its last byte, 7 for WUPA, 0: all 8): the
+        answer (the tag's CRC kept) and its RxLastBits, or None if nothing answered in the chip's
+        timer. Six transfers when answered, five when not: the FIFO loaded, StartSend, the status
+        until done, the FIFO (and RxLastBits) read out, StartSend and the IRQ bits cleared (`Read_MFRC522`/
+        `Write_MFRC522` and bursts on the library's `spi`); no loop of 2,000 register reads."""
+        write = self.chip.Write_MFRC522
+        if not self.transceiving:  # Transceive stays the chip's command: each StartSend sends again
+            write(COMMAND_REG, TRANSCEIVE)
+            self.transceiving = True
+        self._burst_write(FIFO_DATA, frame)
+        write(BIT_FRAMING, START_SEND | bits)
+        try:
+            status = self._wait()
+        finally:
+            write(BIT_FRAMING, 0x00)
+            write(COMM_IRQ, 0x7F)  # every IRQ bit cleared for the next exchange
+        if not status:
             return None
-        self.chip.Write_MFRC522(self.chip.BitFramingReg, 0x00)
+        control, *answer = self._burst_read([CONTROL_REG] + [FIFO_DATA] * status)
+        return bytes(answer), control & 0x07  # RxLastBits: 4 for an ACK or NAK
+
+    def _wait(self) -> int | None:
+        """Read the IRQ bits until the answer is in or the chip's timer (`TIMER_TICKS` after the
+        frame) ran out: the answer's length in the FIFO, or None. A deadline bounds it again; a chip
+        that never even finished sending (TxIRq) by then is gone (a board off the bus reads 0x00) or
+        lost its setup (powered off and on): `OSError`, and the reader reopens it; so is one whose
+        FIFO level reads impossibly high (0xFF: MISO pulled up, nothing on the bus)."""
+        deadline = time.monotonic() + ANSWER_DEADLINE
+        while True:
+            irq, error, level = self._burst_read([COMM_IRQ, ERROR_REG, FIFO_LEVEL])
+            if level > FIFO_SIZE:  # MISO held high: no chip drives it
+                raise OSError(f"no RC522 answers on {self.bus.label}")
+            if irq & RX_IRQ:
+                return level if not error & ERRORS else None
+            if irq & (TIMER_IRQ | ERR_IRQ):
+                return None
+            if time.monotonic() > deadline:
+                if irq & TX_IRQ:
+                    return None
+                raise OSError(f"the RC522 on {self.bus.label} does not send (off the bus, or reset)")
+            time.sleep(WAIT_STEP)
+
+    def _exchange(self, data: bytes) -> tuple[bytes, int] | None:
+        """A standard frame with its CRC_A; a data answer whose CRC_A fails is no answer."""
+        answer = self._transceive(data + crc_a(data))
+        if answer is None:
+            return None
+        body, bits = answer
+        if bits == 0 and (len(body) < 3 or crc_a(body[:-2]) != body[-2:]):
+            return None
+        return answer
+
+    def poll(self, held: bytes | None = None) -> bytes | None:
+        """The UID of the tag in the field now, selected; None if there is none. `held`, the UID the
+        last poll selected: a tag still selected answers a READ (one exchange), which only it can,
+        for a tag that left the field lost its power and its selection."""
+        if self.selected and held is not None and self._exchange(bytes([NTAG_READ, 0])) is not None:
+            return held
+        self.selected = False  # any other answer sent it back to IDLE (or HALT), where WUPA wakes it
+        answer = self._transceive(bytes([WUPA]), bits=7)
+        if answer is None or len(answer[0]) != 2:
+            return None
         uid = b""
         for select in CASCADE:
             part = self._select(select)
@@ -143,27 +224,39 @@ class Rc522:
 
     def _select(self, select: int) -> bytes | None:
         """Anticollision and select on one cascade level: its 4 UID bytes, or None."""
-        found = self._transceive([select, 0x20], with_crc=False)
+        found = self._transceive(bytes([select, 0x20]))
         if found is None or len(found[0]) != 5:
             return None
         part = found[0]
         if part[0] ^ part[1] ^ part[2] ^ part[3] != part[4]:
             return None  # a garbled answer (two tags at once, or one at the edge of the field)
-        sak = self._transceive([select, 0x70, *part])
-        if sak is None or sak[1] != 24:  # SAK and its CRC
+        sak = self._exchange(bytes([select, 0x70, *part]))
+        if sak is None or len(sak[0]) != 3:  # SAK and its CRC
             return None
         return bytes(part[:4])
 
     def read_pages(self, page: int) -> bytes:
-        answer = self.chip.MFRC522_Read(page)
-        if answer is None or len(answer) != 16:
-            raise TagError(f"page {page} could not be read")
-        return bytes(answer)
+        """NTAG's READ: the 16 bytes from `page` on."""
+        answer = self._exchange(bytes([NTAG_READ, page]))
+        if answer is None or len(answer[0]) != 18:
+            raise TagError(f"pages {page}-{page + 3} could not be read")
+        return answer[0][:16]
 
     def write_page(self, page: int, data: bytes) -> None:
-        answer = self._transceive([NTAG_WRITE, page, *data])
+        answer = self._exchange(bytes([NTAG_WRITE, page, *data]))
         if answer is None or answer[1] != 4 or answer[0][0] & 0x0F != ACK:
             raise TagError(f"page {page} could not be written")
+
+
+def crc_a(data: bytes) -> bytes:
+    """ISO/IEC 14443-3 Type A CRC, low byte first (computed here: the chip's CalcCRC costs a dozen
+    transfers a frame)."""
+    crc = 0x6363
+    for byte in data:
+        byte ^= crc & 0xFF
+        byte = (byte ^ (byte << 4)) & 0xFF
+        crc = ((crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)) & 0xFFFF
+    return bytes([crc & 0xFF, crc >> 8])
 
 
 def probe(device: str, reset_pin: int = RC522_RESET_PIN) -> str:
@@ -184,7 +277,7 @@ class Rc522Reader(PolledReader):
 
     kind = "rc522"
     capabilities = NDEF_READ_WRITE
-    poll_interval = 0.05
+    poll_interval = 0.025  # an empty poll is 5 transfers (and ~6 ms of the chip's timer on a board)
 
     def __init__(
         self, device: str, seat: int | None = None, *, reset_pin: int = RC522_RESET_PIN, **settings: Any
@@ -214,15 +307,13 @@ class Rc522Reader(PolledReader):
     def _read(self) -> Any:
         chip = self._chip
         assert chip is not None
+        held = bytes.fromhex(self._tag.uid) if self._tag is not None else None
         try:
-            uid = chip.poll()
-            if uid is None:
-                self._tag = None
-                chip.check()  # "no tag" from a board gone from the bus too
-                return None
-        except OSError as error:
+            uid = chip.poll(held)
+        except OSError as error:  # spidev's, or VersionReg reading as a board off the bus
             raise ReaderLost(f"the RC522 stopped answering ({error})") from None
-        if self._tag is not None and self._tag.uid == uid.hex():
-            return self._tag  # still there: read once per tap
-        self._tag = Type2Tag(uid.hex(), chip.read_pages, chip.write_page)
+        if uid is None:
+            self._tag = None
+            return None
+        self._tag = identify(self, self._tag, uid.hex(), chip.read_pages, chip.write_page)
         return self._tag

@@ -17,6 +17,7 @@ the same diagnosis for `companion doctor`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import sqlite3
@@ -113,6 +114,7 @@ class Registry:
         self.problem: str | None = None
         self.stand_in = False  # True for `empty`: no file behind it, nothing to export
         self._lock = threading.Lock()
+        self._changes = 0  # writes through this connection (`generation`)
         try:
             if read_only and self.path != ":memory:":
                 # Without a WAL beside it the file holds everything; SQLite must be told it cannot
@@ -209,6 +211,16 @@ class Registry:
             return str(error)
         return "; ".join(str(row[0]) for row in rows[:3]) or "ok"
 
+    def generation(self) -> tuple[int, int]:
+        """Changes with every write to the registry, this process's or another's (`companion cards
+        import` beside the running service: SQLite's data_version): the known-tag cache's stamp."""
+        try:
+            with self._lock:
+                version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+                return self._changes, version
+        except sqlite3.Error:
+            return self._changes, -1
+
     def lookup(self, uid: str) -> str | None:
         """The card a tag belongs to, or None (also for a malformed UID: it is simply unknown)."""
         try:
@@ -248,6 +260,7 @@ class Registry:
                 )
             except sqlite3.Error as error:
                 raise RegistryError(f"could not register tag {key}: {error}") from error
+            self._changes += 1
             return entry
 
     def forget(self, uid: str) -> bool:
@@ -258,6 +271,7 @@ class Registry:
                 cursor = self._db.execute("DELETE FROM tags WHERE uid = ?", (key,))
             except sqlite3.Error as error:
                 raise RegistryError(f"could not forget tag {key}: {error}") from error
+            self._changes += 1
         return cursor.rowcount > 0
 
     def entries(self, game: str | None = None) -> list[TagEntry]:
@@ -284,7 +298,8 @@ class Registry:
     ) -> dict[str, list[str]]:
         """Load an `export()`. Returns which UIDs were added, unchanged, and refused (with why):
         a tag registered here to another card is refused unless `force`; a card id not in `known`
-        (when given) is refused always."""
+        (when given) is refused always. Every tag it adds is written in one transaction: a power
+        cut or a failing disk leaves all of them or none (RegistryError), never half an import."""
         if (
             not isinstance(data, dict)
             or data.get("version") != EXPORT_VERSION
@@ -294,29 +309,44 @@ class Registry:
                 f"not a card registry export (expected {{'version': {EXPORT_VERSION}, 'tags': [...]}})"
             )
         report: dict[str, list[str]] = {"added": [], "unchanged": [], "refused": []}
+        try:
+            have = {entry.uid: entry.card for entry in self.entries()}
+        except sqlite3.Error as error:
+            raise RegistryError(f"could not read the card registry {self.path}: {error}") from error
+        adding: list[TagEntry] = []
         for item in data["tags"]:
-            if not isinstance(item, dict):
-                report["refused"].append(f"{item!r}: not an object")
-                continue
-            uid, card = item.get("uid"), item.get("card")
-            try:
-                key = normalize_uid(uid)  # type: ignore[arg-type]
-            except ValueError as error:
-                report["refused"].append(str(error))
-                continue
-            if not isinstance(card, str) or (known is not None and card not in known):
-                report["refused"].append(f"{key}: unknown card {card!r}")
-                continue
-            if self.lookup(key) == card:
-                report["unchanged"].append(key)
-                continue
-            try:
-                self.register(key, card, ndef=bool(item.get("ndef")), force=force)
-            except RegistryConflict as conflict:
-                report["refused"].append(f"{key}: already {conflict.card} here (use --force to replace)")
-                continue
-            report["added"].append(key)
+            entry = _imported(item, known)
+            if isinstance(entry, str):
+                report["refused"].append(entry)
+            elif have.get(entry.uid) == entry.card:
+                report["unchanged"].append(entry.uid)
+            elif entry.uid in have and not force:
+                already = have[entry.uid]
+                report["refused"].append(f"{entry.uid}: already {already} here (use --force to replace)")
+            else:
+                have[entry.uid] = entry.card
+                adding.append(entry)
+                report["added"].append(entry.uid)
+        if adding:
+            self._write_all(adding)
         return report
+
+    def _write_all(self, entries: list[TagEntry]) -> None:
+        self.ensure_writable()
+        rows = [(entry.uid, entry.card, int(entry.ndef), entry.enrolled_at) for entry in entries]
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO tags (uid, card, ndef, enrolled_at) VALUES (?, ?, ?, ?)", rows
+                )
+                self._db.execute("COMMIT")
+                self._changes += 1
+            except sqlite3.Error as error:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                raise RegistryError(f"could not import {len(rows)} tags: {error}") from error
 
     def close(self) -> None:
         with self._lock:
@@ -328,6 +358,20 @@ class Registry:
             raise RegistryError(f"Enrolling is off: the card registry is {self.problem}. See docs/nfc.md.")
         if self.read_only:
             raise RegistryError(f"the card registry {self.path} is open read-only: enrolling is off")
+
+
+def _imported(item: Any, known: set[str] | None) -> TagEntry | str:
+    """One tag of an export, checked: the entry to write, or why it is refused."""
+    if not isinstance(item, dict):
+        return f"{item!r}: not an object"
+    card = item.get("card")
+    try:
+        key = normalize_uid(item.get("uid"))  # type: ignore[arg-type]
+    except ValueError as error:
+        return str(error)
+    if not isinstance(card, str) or (known is not None and card not in known):
+        return f"{key}: unknown card {card!r}"
+    return TagEntry(key, card, bool(item.get("ndef")), utc_now())
 
 
 def check_registry(path: Path) -> tuple[str, str, str]:

@@ -15,6 +15,7 @@ from companion.appliance.daemon import Daemon
 from companion.core.config import Config, load_config
 from companion.games.catalog import load_catalog
 from companion.readers.enrollment import enroll_tag
+from companion.readers.known import KnownTags
 from companion.readers.registry import (
     Registry,
     RegistryConflict,
@@ -225,8 +226,11 @@ def test_export_and_import_over_the_api(daemon: Daemon) -> None:
     status, backup = call(daemon, "GET", "/api/cards/export")
     assert status == 200 and backup["tags"][0]["card"] == RED_1.id
     daemon.registry.forget(UID_A)
+    daemon.known.remember("04a1b2c3d4e5f6", RED_1.id, 0.0)  # a UID its readers verified
+    assert daemon.known.card_for("04a1b2c3d4e5f6", 0.1) == RED_1.id
     status, report = call(daemon, "POST", "/api/cards/import", backup)
     assert status == 200 and report["added"] == [UID_A]
+    assert daemon.known.card_for("04a1b2c3d4e5f6", 0.2) is None  # the import forgot it
     assert call(daemon, "POST", "/api/cards/import", {"nope": 1})[0] == 400
 
 
@@ -255,8 +259,13 @@ def test_cards_list_export_import_forget(tmp_path: Path, capsys: pytest.CaptureF
 
     code, out = run(capsys, "cards", "--cards-db", db, "forget", UID_A)
     assert code == 0 and "forgot" in out
+    service = Registry(db)  # the running service's registry and its readers' known tags
+    known = KnownTags(stamp=service.generation)
+    known.remember("04a1b2c3d4e5f6", RED_1.id, 0.0)
     code, out = run(capsys, "cards", "--cards-db", db, "import", str(backup))
     assert code == 0 and out.startswith("1 added, 0 unchanged, 0 refused")
+    assert known.card_for("04a1b2c3d4e5f6", 0.1) is None  # the command's import forgot it
+    service.close()
     check = Registry(db)
     assert check.lookup(UID_A) == RED_1.id
     check.close()

@@ -76,8 +76,9 @@ def test_a_card_lying_on_the_reader_counts_once_and_again_when_put_back(emulator
     reader = reading(emulator, taps, debounce=0.0)  # the interval has its own test
     try:
         wait_for(lambda: len(taps) == 1)
-        # Still lying there: nfcpy keeps checking its presence (every 0.1 s, calling `terminate`
-        # each time), and a presence check is neither a read nor a new activation of the tag.
+        # Still lying there: the reader keeps checking its presence (nfcpy's check for a Type 3
+        # tag, each counted in `_polls`), and a presence check is neither a read nor a new
+        # activation of the tag.
         activations = len(emulator.activations())
         polls = reader._polls
         wait_for(lambda: reader._polls >= polls + 8)

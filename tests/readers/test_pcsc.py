@@ -15,6 +15,7 @@ import pytest
 from companion.games.catalog import load_catalog
 from companion.readers.enrollment import Enrollment
 from companion.readers.health import LinkWatch
+from companion.readers.known import KnownTags
 from companion.readers.ntag import ndef_tlv
 from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
@@ -259,3 +260,47 @@ def test_auto_takes_a_pcsc_reader_that_appears_after_companion_run_started(
             tag.lift()
         if pcscd.proc is None:
             pcscd.start()
+
+
+def reads(tag: VirtualNtag) -> list[int]:
+    """The pages READ BINARY asked the tag for, in order."""
+    return [apdu[3] for apdu in tag.apdus if apdu.startswith(b"\xff\xb0")]
+
+
+def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_it(
+    pcscd: Pcscd, tmp_path: Path
+) -> None:
+    from companion.readers.pcsc import PcscReader
+
+    reader = PcscReader(f"pcsc:{READER}", debounce=0, retry=0.2)
+    reader.known = KnownTags(life=60)  # long: this is about what is read, not how long an entry lives
+    taps = Taps()
+    reader.start(taps)
+    tag = tag_with(20, "peanuts/secret-police-2")
+    registry = Registry(tmp_path / "cards.db")
+
+    def lay_again() -> None:
+        tag.lift()
+        wait_for(lambda: reader.filter.present is None)
+        tag.place(pcscd.port)
+
+    try:
+        wait_for(lambda: reader.status()["connected"])
+        tag.place(pcscd.port)
+        wait_for(lambda: len(taps.taps) == 1)
+        assert reads(tag) == [4, 8]  # GET DATA, then the two READ BINARY that cover the card id
+        lay_again()
+        wait_for(lambda: len(taps.taps) == 2)
+        assert taps.taps[1] == {"card": "peanuts/secret-police-2", "seat": None} and reads(tag) == [4, 8]
+        session = Enrollment(load_catalog()["spy"], registry, force=True)
+        reader.intercept = session.offer
+        lay_again()
+        wait_for(lambda: session.position == 1)
+        reader.intercept = None
+        lay_again()
+        wait_for(lambda: len(taps.taps) == 3)
+        assert taps.taps[2] == {"card": session.cards[0].id, "seat": None}  # read again, not the old id
+    finally:
+        reader.stop()
+        tag.lift()
+        registry.close()

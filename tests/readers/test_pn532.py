@@ -135,7 +135,7 @@ def test_a_card_held_on_the_pn532_counts_once_and_again_when_put_back(board: Pn5
     reader = reading(board, taps, debounce=0.0)
     try:
         wait_for(lambda: len(taps) == 1)
-        wait_for(lambda: reader._polls >= 10)  # held: nfcpy checks its presence every 0.1 s
+        wait_for(lambda: reader._polls >= 10)  # held: its presence checked every poll
         assert len(taps) == 1 and reader.status()["reads"] == 1
         board.lift()
         wait_for(lambda: reader.filter.present is None)

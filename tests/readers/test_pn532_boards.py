@@ -16,11 +16,12 @@ from companion.core.config import ConfigError
 from companion.games.catalog import load_catalog
 from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
+from companion.readers.known import KnownTags
 from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_buses import Pn532Board, Pn532I2cBus, Pn532SpiBus
-from tests.pn532_emulator import ndef_tlv, numbered_ntag, text_message
+from tests.pn532_emulator import Tag, ndef_tlv, numbered_ntag, text_message
 from tests.spy_team_play import trick_cards
 
 busio = pytest.importorskip("busio", reason="needs the pn532 extra (Adafruit Blinka)")
@@ -48,6 +49,7 @@ def test_a_spy_team_trick_with_a_held_card_and_the_board_off_the_bus(
 ) -> None:
     config = nfc_config(tmp_path, {"device": device, "debounce": 0.3, "retry": 0.1})
     with running_daemon(config) as (daemon, cues):
+        assert daemon.readers[0].known is daemon.known  # type: ignore[attr-defined]  # one, shared
         play_a_trick_on_a_board(daemon, cues, bus)
         status = daemon.health()["readers"][0]
         assert (
@@ -167,3 +169,75 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
     assert spi.transfers == 0
     # What the installer writes into the config.
     assert main() == 0 and capsys.readouterr().out == "pn532:i2c1\n"
+
+
+def data_reads(tag: Any) -> list[int]:
+    """The pages of the data area (4 on) the tag was asked to READ, in order."""
+    return [command[1] for command in tag.commands if command[0] == 0x30 and command[1] >= 4]
+
+
+def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag(
+    device: str, bus: Pn532Board, tmp_path: Path
+) -> None:
+    known = KnownTags(life=60)  # long: this is about what is read, not how long an entry lives
+    [reader] = readers_from_config([{"device": device, "debounce": 0, "retry": 0.1}], known=known)
+    taps: list[dict[str, Any]] = []
+    reader.start(lambda **tap: taps.append(tap))
+    tag = numbered_ntag(41, "peanuts/secret-police-2")
+    registry = Registry(tmp_path / "cards.db")
+    try:
+        bus.put(tag)
+        wait_for(lambda: len(taps) == 1)
+        assert data_reads(tag) == [4, 8]  # the two READs that cover its card id, once
+        bus.lift()
+        wait_for(lambda: reader.filter.present is None)  # type: ignore[attr-defined]
+        commands = len(bus.chip.stats.commands)
+        bus.put(tag)
+        wait_for(lambda: len(taps) == 2)
+        assert taps[1]["card"] == "peanuts/secret-police-2" and data_reads(tag) == [4, 8]
+        assert 0x40 not in bus.chip.stats.commands[commands:]  # no InDataExchange: activation only
+        session = Enrollment(load_catalog()["spy"], registry, force=True)
+        reader.intercept = session.offer  # type: ignore[attr-defined]
+        bus.lift()
+        wait_for(lambda: reader.filter.present is None)  # type: ignore[attr-defined]
+        bus.put(tag)
+        wait_for(lambda: session.position == 1)
+        reader.intercept = None  # type: ignore[attr-defined]
+        bus.lift()
+        wait_for(lambda: reader.filter.present is None)  # type: ignore[attr-defined]
+        bus.put(tag)
+        wait_for(lambda: len(taps) == 3)
+        assert taps[2]["card"] == session.cards[0].id  # read again, never the old card id
+    finally:
+        reader.stop()
+        registry.close()
+
+
+class TripleSizeUid(Tag):
+    """A tag with a 10-byte UID: its InListPassiveTarget answer is longer than a 7-byte UID's."""
+
+    atqa = b"\x00\x44"
+    sak = 0x20
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.uid = bytes.fromhex("04112233445566778899")
+
+    def answer(self, command: bytes) -> bytes | None:
+        return self.refuse() if self.selected else None
+
+
+def test_a_tag_with_a_longer_answer_is_read_again_in_full_and_counts_by_its_uid(
+    device: str, bus: Pn532Board
+) -> None:
+    [reader] = readers_from_config([{"device": device, "retry": 0.1}])
+    taps: list[dict[str, Any]] = []
+    reader.start(lambda **tap: taps.append(tap))
+    try:
+        wait_for(lambda: reader.status()["connected"])
+        bus.put(TripleSizeUid())
+        wait_for(lambda: taps)
+        assert taps == [{"uid": "04112233445566778899", "seat": None}]
+        assert reader.status()["connected"] and reader.status()["opens"] == 1  # never taken for lost
+    finally:
+        reader.stop()

@@ -84,7 +84,7 @@ def test_a_spy_team_round_on_a_serial_pn532_then_kill_9_and_restart(tmp_path: Pa
                     wait_for(lambda n=number: table.reader()["taps"] == 2 + n)  # type: ignore[misc]
                     if number == 1:
                         reads = table.reader()["reads"]
-                        time.sleep(1.0)  # held: nfcpy checks its presence ten times a second
+                        time.sleep(1.0)  # held: its presence is checked every 20 ms
                         assert len(table.state()["played"]) == 1 and table.reader()["reads"] == reads
                     board.lift()
             wait_for(lambda: cues(events, "mission-sabotaged"))

@@ -18,6 +18,7 @@ from companion.core.config import ConfigError
 from companion.games.catalog import load_catalog
 from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
+from companion.readers.known import KnownTags
 from companion.readers.registry import Registry
 from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, nfc_config, play_a_trick_on_a_board, running_daemon
@@ -191,3 +192,61 @@ def test_doctor_finds_it(
     board.unplug()
     gone = check_reader(device)
     assert gone.status == "FAIL" and "no RC522 answers on SPI bus 0" in gone.message
+
+
+def data_reads(tag: Any) -> list[int]:
+    """The pages of the data area (4 on) the tag was asked to READ, in order (a held tag is asked
+    for page 0: that it still answers, selected)."""
+    return [command[1] for command in tag.commands if command[0] == 0x30 and command[1] >= 4]
+
+
+def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag(
+    device: str, board: Rc522Board, tmp_path: Path
+) -> None:
+    known = KnownTags(life=60)  # long: this is about what is read, not how long an entry lives
+    [reader] = readers_from_config([{"device": device, "debounce": 0, "retry": 0.1}], known=known)
+    taps: list[dict[str, Any]] = []
+    reader.start(lambda **tap: taps.append(tap))
+    tag = numbered_ntag(41, "peanuts/secret-police-2")
+    registry = Registry(tmp_path / "cards.db")
+
+    def lay_again() -> None:
+        board.lift()
+        wait_for(lambda: reader.filter.present is None)  # type: ignore[attr-defined]
+        board.put(tag)
+
+    try:
+        board.put(tag)
+        wait_for(lambda: len(taps) == 1)
+        assert data_reads(tag) == [4, 8]  # the two READs that cover its card id, once
+        polls = reader.status()["polls"]
+        wait_for(lambda: reader.status()["polls"] >= polls + 5)  # held: a READ of page 0 each poll
+        assert data_reads(tag) == [4, 8] and len(taps) == 1
+        lay_again()
+        wait_for(lambda: len(taps) == 2)
+        assert taps[1]["card"] == "peanuts/secret-police-2" and data_reads(tag) == [4, 8]
+        session = Enrollment(load_catalog()["spy"], registry, force=True)
+        reader.intercept = session.offer  # type: ignore[attr-defined]
+        lay_again()
+        wait_for(lambda: session.position == 1)
+        reader.intercept = None  # type: ignore[attr-defined]
+        lay_again()
+        wait_for(lambda: len(taps) == 3)
+        assert taps[2]["card"] == session.cards[0].id  # read again, never the old card id
+    finally:
+        reader.stop()
+        registry.close()
+
+
+def test_an_empty_poll_is_a_few_transfers_not_two_thousand(device: str, board: Rc522Board) -> None:
+    [reader] = readers_from_config([{"device": device, "retry": 0.1}])
+    reader.start(lambda **tap: None)
+    try:
+        wait_for(lambda: reader.status()["connected"])
+        wait_for(lambda: reader.status()["polls"] >= 5)
+        polls, transfers = reader.status()["polls"], board.transfers
+        wait_for(lambda: reader.status()["polls"] >= polls + 10)
+        spent, done = board.transfers - transfers, reader.status()["polls"] - polls
+        assert spent <= 5 * (done + 1), spent  # WUPA unanswered: 5 transfers (one poll may be half done)
+    finally:
+        reader.stop()
