@@ -2,9 +2,10 @@
 
 Everything real: Debian's mosquitto on a free loopback port, `companion run` and `companion league`
 in their own processes, games played through the HTTP API, the broker stopped mid-game, a table
-killed with SIGKILL with a result not yet published. Home Assistant itself is not run: its
-discovery payloads are checked against the keys its documentation lists, and their templates are
-rendered with Jinja (what Home Assistant's templates are) against the messages the table sent.
+killed with SIGKILL with a result not yet published. Here Home Assistant's discovery payloads are
+checked against the keys its documentation lists, and their templates rendered with Jinja (what
+Home Assistant's templates are) against the messages the table sent; test_homeassistant.py runs a
+real Home Assistant on them.
 """
 
 from __future__ import annotations
