@@ -1,18 +1,28 @@
-"""Scoreboard page load in Chromium with the CPU throttled 4x: bytes transferred, requests, first render.
+"""Scoreboard page load in Chromium with the CPU throttled 4x: time to the board showing the table's
+state, and the bytes fetched before it, for the page with its first look and for the page of before.
 
-    .venv/bin/python bench/scoreboard_load.py [--runs 5]
+    .venv/bin/python bench/scoreboard_load.py [--runs 7]
 
 The daemon is `companion run` in another process with a Spy Team game of 4 players started. Each
 run opens a fresh browser context (an empty cache), throttles the CPU 4x (Chrome DevTools'
-Emulation.setCPUThrottlingRate), loads `/`, and waits for the board to show the game's players.
-It reports:
-- cold: bytes on the wire (the sum of Network.loadingFinished's encodedDataLength: headers and
-  compressed bodies), the number of requests, and the first render (performance.now() when the
-  board first holds the players, i.e. from navigation start);
-- warm: the same page reloaded in the same context (what a tablet pays on a reload).
-Beside it, interleaved run by run, the floor: a page with nothing in it from the same server
-(`/api/state` opened as a document), timed the same way to its load event.
-Goals (issue 12): cold load <= 40 KB transferred, first render <= 300 ms at 4x throttle.
+Emulation.setCPUThrottlingRate) at 1280x800, loads a page and waits for the board to show the game's
+players. Three pages, interleaved run by run (their order rotating):
+- **first look**: `/`, the scoreboard as served now (issue 22): the view, the game's presentation and
+  the cues inlined in the page, its renderer preloaded;
+- **before**: `/?first-look=0`, the same page without its first look: the chain of before (the
+  page, its scripts, the whole catalogue `/api/games`, the renderer, the event stream's first state);
+- **floor**: a page with nothing in it from the same server (`/api/state` opened as a document),
+  timed to its load event.
+Per load:
+- **drawn**: performance.now() (from navigation start) in the first animation frame in which the
+  board holds the players;
+- **bytes before the draw**: what reached the browser before that moment, headers and compressed
+  bodies, data included: every response finished by then (Network.loadingFinished's
+  encodedDataLength) and the chunks of one still open (the event stream: Network.dataReceived). The
+  page's clock is matched to DevTools' by the document request's wallTime and timestamp;
+- **bytes in all**: everything until 300 ms after the draw, and the number of requests;
+- **warm**: the first-look page reloaded in the same context (what a tablet pays on a reload).
+Goals (issue 22): drawn <= 300 ms median, bytes before the draw <= 40 KB.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,40 +41,103 @@ from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.servers import running_companion
 
 RENDERED = "document.querySelectorAll('#board *').length > 4 && document.body.innerText.includes('Dee')"
+DRAWN = f"() => ({RENDERED}) ? performance.timeOrigin + performance.now() : false"
+PAGES = {"first look": "/", "before": "/?first-look=0"}
 
 
-def load(context: Any, url: str, rendered: str | None) -> tuple[int, int, float]:
-    """(bytes on the wire, requests, ms to first render or to the load event) for one page load."""
+@dataclass
+class Traffic:
+    """DevTools' network events of one page load."""
+
+    finished: list[tuple[float, int]] = field(default_factory=list)  # (timestamp, bytes) per request
+    chunks: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # open requests' data
+    done: set[str] = field(default_factory=set)
+    clock: float | None = None  # wall time - monotonic timestamp, seconds
+
+    def sent(self, event: dict[str, Any]) -> None:
+        if self.clock is None:
+            self.clock = float(event["wallTime"]) - float(event["timestamp"])
+
+    def data(self, event: dict[str, Any]) -> None:
+        chunk = (float(event["timestamp"]), int(event["encodedDataLength"]))
+        self.chunks.setdefault(event["requestId"], []).append(chunk)
+
+    def finish(self, event: dict[str, Any]) -> None:
+        self.done.add(event["requestId"])
+        self.finished.append((float(event["timestamp"]), int(event["encodedDataLength"])))
+
+    def before(self, wall_ms: float) -> int:
+        """Bytes received before the page's wall-clock moment `wall_ms`."""
+        assert self.clock is not None
+        at = wall_ms / 1000 - self.clock
+        total = sum(size for t, size in self.finished if t <= at)
+        for request, chunks in self.chunks.items():
+            if request not in self.done:
+                total += sum(size for t, size in chunks if t <= at)
+        return total
+
+
+@dataclass
+class Load:
+    ms: float
+    before_draw: int
+    total: int
+    requests: int
+
+
+def load(context: Any, url: str, rendered: bool) -> Load:
     page = context.new_page()
     cdp = context.new_cdp_session(page)
     cdp.send("Network.enable")
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
-    sizes: list[int] = []
-    cdp.on("Network.loadingFinished", lambda event: sizes.append(int(event["encodedDataLength"])))
+    traffic = Traffic()
+    cdp.on("Network.requestWillBeSent", traffic.sent)
+    cdp.on("Network.dataReceived", traffic.data)
+    cdp.on("Network.loadingFinished", traffic.finish)
     page.goto(url, wait_until="commit")
     if rendered:
-        page.wait_for_function(rendered, polling="raf", timeout=30_000)
-        ms = float(page.evaluate("performance.now()"))
+        wall = float(page.wait_for_function(DRAWN, polling="raf", timeout=30_000).json_value())
+        ms = wall - float(page.evaluate("performance.timeOrigin"))
     else:
         page.wait_for_load_state("load")
         ms = float(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventStart"))
-    page.wait_for_timeout(300)  # late requests (an event stream's first bytes are not counted)
+        wall = ms + float(page.evaluate("performance.timeOrigin"))
+    page.wait_for_timeout(300)  # late requests (an event stream's first bytes are counted as chunks)
+    before = traffic.before(wall)
+    total = sum(size for _, size in traffic.finished) + sum(
+        size
+        for request, chunks in traffic.chunks.items()
+        if request not in traffic.done
+        for _, size in chunks
+    )
+    requests = len(traffic.done | set(traffic.chunks))
     page.close()
-    return sum(sizes), len(sizes), ms
+    return Load(ms, before, total, requests)
+
+
+def med(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def report(name: str, loads: list[Load]) -> None:
+    drawn, before = med([x.ms for x in loads]), med([x.before_draw for x in loads]) / 1024
+    total, requests = med([x.total for x in loads]) / 1024, med([x.requests for x in loads])
+    print(
+        f"  {name:<12} drawn {drawn:6.0f} ms (min {min(x.ms for x in loads):4.0f}),"
+        f" before the draw {before:5.1f} KB, in all {total:5.1f} KB in {requests:.0f} requests"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     if CHROMIUM is None:
         print("Chromium is not installed (scripts/test installs it)")
         return 1
     from playwright.sync_api import sync_playwright
 
-    cold: list[tuple[int, int, float]] = []
-    warm: list[tuple[int, int, float]] = []
-    floor: list[float] = []
+    loads: dict[str, list[Load]] = {name: [] for name in [*PAGES, "warm", "floor"]}
     with (
         tempfile.TemporaryDirectory() as folder,
         running_companion(Path(folder) / "journal.db") as server,
@@ -71,26 +145,31 @@ def main() -> int:
     ):
         server.call("POST", "/api/games", {"game": "spy-team", "players": ["Ann", "Bob", "Cid", "Dee"]})
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for _ in range(args.runs):
-            context = browser.new_context()
-            floor.append(load(context, server.url + "/api/state", None)[2])
-            context.close()
-            context = browser.new_context()
-            cold.append(load(context, server.url + "/", RENDERED))
-            warm.append(load(context, server.url + "/", RENDERED))
-            context.close()
+        sides = ["floor", *PAGES]
+        for run in range(args.runs):
+            for side in sides[run % 3 :] + sides[: run % 3]:  # the order rotates run by run
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                if side == "floor":
+                    loads["floor"].append(load(context, server.url + "/api/state", rendered=False))
+                else:
+                    loads[side].append(load(context, server.url + PAGES[side], rendered=True))
+                    if side == "first look":
+                        loads["warm"].append(load(context, server.url + "/", rendered=True))
+                context.close()
         browser.close()
 
-    def med(values: list[float]) -> float:
-        return float(statistics.median(values))
-
-    print(f"{args.runs} runs, CPU throttled 4x, Chromium {CHROMIUM}")
-    print(f"  cold: {med([c[0] for c in cold]) / 1024:.1f} KB in {med([c[1] for c in cold]):.0f} requests,")
-    print(f"        first render {med([c[2] for c in cold]):.0f} ms (min {min(c[2] for c in cold):.0f})")
-    print(f"  warm: {med([w[0] for w in warm]) / 1024:.1f} KB in {med([w[1] for w in warm]):.0f} requests,")
-    print(f"        first render {med([w[2] for w in warm]):.0f} ms")
-    print(f"  floor (an empty page, to its load event): {med(floor):.0f} ms")
-    print(f"  first render / floor, medians: {med([c[2] for c in cold]) / med(floor):.2f}x")
+    print(f"{args.runs} runs, CPU throttled 4x, 1280x800, Chromium {CHROMIUM}; medians")
+    for name in [*PAGES, "warm"]:
+        report(name, loads[name])
+    floor = med([x.ms for x in loads["floor"]])
+    new, old = loads["first look"], loads["before"]
+    print(f"  floor (an empty page, to its load event): {floor:.0f} ms")
+    drawn = med([x.ms for x in new]) / med([x.ms for x in old])
+    before = med([x.before_draw for x in new]) / med([x.before_draw for x in old])
+    print(
+        f"  first look / before: drawn {drawn:.2f}x, bytes before the draw {before:.2f}x;"
+        f" first look / floor: {med([x.ms for x in new]) / floor:.2f}x"
+    )
     return 0
 
 

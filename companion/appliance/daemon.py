@@ -84,6 +84,7 @@ class Daemon:
         """What sits on the table and its pins: the screens, the readers, the web app, MQTT."""
         # Pins first, then screens: the buzzer gets its cue before any stream thread is woken.
         self.table.listeners.append(self.feedback)
+        self.table.first_step = self.feedback.first_step  # the buzzer's first step on the table's thread
         self.broker = Broker(capacity=config.scoreboards, per_address=config.streams_per_address)
         self.table.listeners.append(self.broker)
         # Verified UIDs, shared by every reader; a registry write (an enrollment, an import, here or

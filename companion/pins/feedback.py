@@ -11,6 +11,13 @@ asks, and a status colour (green ready, blue waiting for a choice, blinking ambe
 The cues of one input come as a burst (a trick won, then whose turn it is): they play one after the
 other. A cue of a later input cuts whatever is still playing and drops what was queued.
 
+The buzzer first: a cue that starts at once (not queued behind its burst) sets the buzzer's first
+step on the caller's thread, the table's, right after the journal commit (`first_step`, which the
+table calls before it computes the view or wakes a scoreboard); the worker plays the rest. Handing
+the first step to the worker made it wait for that thread to win the GIL from the table and the
+stream threads (docs/performance.md). The worker writes the pins only under the lock, and not once
+a newer cue has cut in, so nothing it does overwrites that first step.
+
 With an active buzzer (on/off only) every tune degrades to a beep rhythm; with the sound off, or in
 the quiet hours of `[sound]`, the buzzer stays silent and the lights still play.
 """
@@ -145,12 +152,21 @@ def targets_of(cue: Cue) -> frozenset[int]:
     return frozenset() if cue.seat is None else frozenset([cue.seat])
 
 
+def first_tone(tune: tuple[Step, ...], active: bool) -> float | bool | None:
+    """What the buzzer plays first for `tune`: its first tone (None: a rest), on/off for an active
+    buzzer (as `beeps` would start)."""
+    if not tune:
+        return None
+    return beeps(tune[:1])[0][0] if active else tune[0][0]
+
+
 @dataclass
 class _Request:
     name: str
     pattern: Pattern
     targets: frozenset[int]
     audible: bool = True
+    started: float | None = None  # when its first buzzer step was played by `cue` (None: not yet)
 
 
 class Feedback:
@@ -184,6 +200,7 @@ class Feedback:
         self._last_cue = -BURST_SECONDS
         self._state_since_cue = True
         self._status_shown: Colour | Blink | None = None  # so a blink is not restarted needlessly
+        self._early: Cue | None = None  # the cue `first_step` took, which the listener call repeats
         self._worker = threading.Thread(target=self._run, name="feedback", daemon=True)
         self._worker.start()
 
@@ -199,27 +216,51 @@ class Feedback:
                 self._rest_dirty = True
                 self._cond.notify_all()
 
+    def first_step(self, cue: Cue) -> None:
+        """Play `cue` now, its first buzzer step on this thread: the table calls it right after the
+        journal commit, before the state and the cues go to the listeners. The listener call for
+        this same cue that follows is then only the mark of its burst."""
+        with self._cond:
+            self._state_since_cue = True  # a new input (its state follows): a new burst
+            self.cue(cue)
+            self._early = cue
+
     def cue(self, cue: Cue) -> None:
-        """Play one cue: queued behind its burst, or cutting in."""
+        """Play one cue: queued behind its burst, or cutting in (its first buzzer step set here)."""
         name = cue.name
         pattern = PATTERNS.get(name)
         if pattern is None:
             log.warning("no feedback pattern for cue %r", name)
             return
         with self._cond:
+            now = time.monotonic()
+            if cue is self._early:  # already playing (`first_step`); its input's state came since
+                self._early = None
+                self._last_cue, self._state_since_cue = now, False
+                return
             if name in ("reader-lost", "reader-back"):
                 self._reader_lost = name == "reader-lost"
                 self._rest_dirty = True
-            now = time.monotonic()
             same_burst = not self._state_since_cue and now - self._last_cue < BURST_SECONDS
             self._last_cue, self._state_since_cue = now, False
             if not pattern.silent:
+                request = _Request(name, pattern, targets_of(cue), self.sound.audible(self.clock()))
                 if not same_burst:
                     self._queue.clear()
-                    self._cut = self._busy
-                audible = self.sound.audible(self.clock())
-                self._queue.append(_Request(name, pattern, targets_of(cue), audible))
+                    self._start(request)
+                self._queue.append(request)
             self._cond.notify_all()
+
+    def _start(self, request: _Request) -> None:
+        """Cut whatever plays and set the buzzer's first step for `request` (under the lock)."""
+        cutting, self._cut = self._busy, True  # the worker's job in hand is stale: it writes no more
+        tone = first_tone(request.pattern.tune, self.active_buzzer) if request.audible else None
+        if tone is not None or cutting:  # a silent start still silences the pattern it cuts
+            try:
+                self._buzz(tone)
+            except Exception:  # a pin that fails must not refuse the input that was just journaled
+                log.exception("feedback buzzer failed")
+        request.started = time.monotonic()
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until every queued pattern has played and the rest state is shown."""
@@ -253,47 +294,57 @@ class Feedback:
             try:
                 if request is not None:
                     self._play(request, rest)
-                    with self._cond:
-                        rest = rest_of(self._view, self._reader_lost)
-                        self._rest_dirty = False
-                self._buzz(None)
-                self._show(rest)
+                with self._cond:
+                    if not self._cut:  # else a newer cue has begun: its first step stays
+                        if request is not None:  # the state may have moved on while it played
+                            rest = rest_of(self._view, self._reader_lost)
+                            self._rest_dirty = False
+                        self._buzz(None)
+                        self._show(rest)
             except Exception:  # a pin that fails must not silence the table for good
                 log.exception("feedback pattern failed")
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
 
-    def _play(self, request: _Request, rest: Rest) -> None:
-        """Run one pattern on its timeline until it ends, is cut, or the feedback closes."""
+    def _timeline(self, request: _Request) -> list[tuple[float, str, Any]]:
+        """The pattern's pin changes, (seconds from its start, "buzz" or "lights", value), in order;
+        without the first buzzer step when `cue` has played it already."""
         events: list[tuple[float, str, Any]] = []
         offset = 0.0
         if request.audible and self.buzzer is not None:
             steps: Iterable[tuple[Any, float]] = (
                 beeps(request.pattern.tune) if self.active_buzzer else request.pattern.tune
             )
-            for value, seconds in steps:
-                events.append((offset, "buzz", value))
+            for index, (value, seconds) in enumerate(steps):
+                if index or request.started is None:
+                    events.append((offset, "buzz", value))
                 offset += seconds
             events.append((offset, "buzz", None))
         offset = 0.0
         for seats, colour, seconds in request.pattern.lights:
             events.append((offset, "lights", (seats, colour)))
             offset += seconds
-        if not request.pattern.lights:
-            self._show(rest)
         events.append((request.pattern.seconds, "end", None))
         events.sort(key=lambda event: event[0])
-        start = time.monotonic()
+        return events
+
+    def _play(self, request: _Request, rest: Rest) -> None:
+        """Run one pattern on its timeline until it ends, is cut, or the feedback closes."""
+        events = self._timeline(request)
+        start = time.monotonic() if request.started is None else request.started
+        with self._cond:
+            if not request.pattern.lights and not self._cut:
+                self._show(rest)
         for at, kind, value in events:
-            with self._cond:
+            with self._cond:  # pins are written under the lock: a cue that cuts in is never overwritten
                 remaining = start + at - time.monotonic()
                 if self._cond.wait_for(lambda: self._cut or self._closed, timeout=max(0.0, remaining)):
                     return
-            if kind == "buzz":
-                self._buzz(value)
-            elif kind == "lights":
-                self._light(value[0], value[1], request.targets, rest)
+                if kind == "buzz":
+                    self._buzz(value)
+                elif kind == "lights":
+                    self._light(value[0], value[1], request.targets, rest)
 
     def _buzz(self, value: float | bool | None) -> None:
         if self.buzzer is None:

@@ -70,6 +70,9 @@ class Table:
         self.resolve_uid = resolve_uid
         self.clock = clock
         self.listeners: list[Listener] = []
+        # Called with an input's first cue right after its journal commit, before the view is made
+        # or any listener hears of it: the buzzer first (Feedback.first_step, wired by the daemon).
+        self.first_step: Callable[[Cue], None] | None = None
         self._lock = threading.RLock()
         # Only the current game is held: its inputs in force from its start (undone ones removed);
         # `game_start` (below) is the start's entry, from which an undo past it reads the game before.
@@ -195,8 +198,12 @@ class Table:
             except GameError as error:
                 self._refuse(error)
             asked_before = self._asking()
-            view = self._view_of(game, state)
+            # A keyed input journals its answer with it; any other (a reader's tap) gets its view
+            # made after the commit and the buzzer's first step.
+            view = self._view_of(game, state) if key is not None else None
             entry = self._write(event, key, view)
+            self._first_step(cues)
+            view = self._view_of(game, state) if view is None else view
             if event.get("type") == "start":  # a new game: the one before is read back only on undo
                 self._events, self.game_start = [event], entry
             else:
@@ -279,7 +286,14 @@ class Table:
             self._refuse(GameError(f"That input was already recorded (entry {prior.seq}); nothing changed."))
         return prior.answer
 
-    def _write(self, event: Event, key: str | None, view: dict[str, Any]) -> Entry:
+    def _first_step(self, cues: list[Cue]) -> None:
+        if cues and self.first_step is not None:
+            try:
+                self.first_step(cues[0])
+            except Exception:  # the input is journaled: a pin that fails must not refuse it
+                log.exception("the first step of a cue failed")
+
+    def _write(self, event: Event, key: str | None, view: dict[str, Any] | None) -> Entry:
         at = self.clock()
         try:
             seq = self.journal.append(event, at, key=key, answer=view if key is not None else None)

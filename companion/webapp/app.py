@@ -21,7 +21,7 @@ from companion.webapp.events import Broker
 from companion.webapp.history import history
 from companion.webapp.hotspot import hotspot_api, probe_allowed
 from companion.webapp.pairing import Pairing
-from companion.webapp.presentation import presentation
+from companion.webapp.presentation import first_look, presentation
 from companion.webapp.services import EXTENSION, Services
 from companion.webapp.static import StaticFiles, compress_answer
 
@@ -52,7 +52,8 @@ def create_app(
     connectivity probes and the control page's Wi-Fi QR code (companion.webapp.hotspot)."""
     web = web_dir()
     app = Flask(__name__, static_folder=None)
-    files = StaticFiles(web)  # read, hashed and gzipped once (companion.webapp.static)
+    # Read, hashed and gzipped once; the scoreboard arrives with its first look (companion.webapp.static).
+    files = StaticFiles(web, first_looks={"scoreboard.html": first_look})
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # Every input is journaled for good: no request may be bigger than a generous action.
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES

@@ -2,13 +2,19 @@
 game's data (title, players, new-game options, cards) and where its renderer is, and the cue
 catalogue (banner, priority, page sound, LED and buzzer pattern). The pages keep no list of games or
 cues of their own, so adding a game never touches them (docs/architecture.md, "Adding a game").
+
+The scoreboard shows one game and never the pins: it arrives with its first look (`first_look`,
+inlined in the page by companion.webapp.static) and asks GET /api/games/<game> only for a game
+started later, by the version the first look names (cached for good at that version).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
-from flask import Blueprint, abort, jsonify, send_file
+from flask import Blueprint, abort, jsonify, request, send_file
 
 from companion.core.cues import CUE_NAMES, CUE_STYLES, CueStyle
 from companion.core.resources import web_dir
@@ -16,6 +22,7 @@ from companion.games.base import Engine
 from companion.games.packs import Pack
 from companion.pins.patterns import PATTERNS, SILENT, Pattern
 from companion.webapp.services import services
+from companion.webapp.static import YEAR, Inline
 
 presentation = Blueprint("presentation", __name__)
 
@@ -76,10 +83,47 @@ def cue_catalogue() -> list[dict[str, Any]]:
     ]
 
 
+def page_cues() -> list[dict[str, Any]]:
+    """The cue catalogue as the scoreboard uses it: without the pins' patterns (most of the
+    catalogue's bytes: the buzzer tunes), which only the control page shows."""
+    return [{key: value for key, value in cue.items() if key != "pins"} for cue in cue_catalogue()]
+
+
+def version(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def first_look() -> Inline:
+    """What the scoreboard needs to draw the table on arrival, inlined in its page: the view the
+    event stream sends first (the public view, the same object), the current game's presentation
+    and renderer, the cues as pages show them, and each game's version for GET /api/games/<game>."""
+    engines = services().table.engines
+    view = services().table.view()
+    shown = [game_json(engines[view["game"]])] if view.get("game") in engines else []
+    versions = {game: version(game_json(engine)) for game, engine in engines.items()}
+    data = {"view": view, "games": shown, "cues": page_cues(), "versions": versions}
+    scripts = tuple(game["renderer"]["js"] for game in shown if game["renderer"]["js"])
+    styles = tuple(game["renderer"]["css"] for game in shown if game["renderer"]["css"])
+    return Inline(data, scripts, styles)
+
+
 @presentation.get("/api/games")
 def games() -> Any:
     games = [game_json(engine) for engine in services().table.engines.values()]
     return jsonify({"games": games, "cues": cue_catalogue()})
+
+
+@presentation.get("/api/games/<game>")
+def one_game(game: str) -> Any:
+    """One game's part of /api/games; asked for at its version (`?v=`), cached for a year."""
+    engine = services().table.engines.get(game)
+    if engine is None:
+        abort(404, description=f"No game {game!r} here.")
+    data = game_json(engine)
+    response = jsonify(data)
+    if request.args.get("v") == version(data):
+        response.headers["Cache-Control"] = f"public, max-age={YEAR}, immutable"
+    return response
 
 
 @presentation.get("/packs/<game>.<kind>")

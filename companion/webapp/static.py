@@ -8,17 +8,27 @@ best level. Then:
   fetches nothing but the page; without `v` (a renderer loaded by name) it is `no-cache`, answered
   304 while its ETag matches;
 - a browser that accepts gzip gets the gzipped bytes (`Vary: Accept-Encoding`).
+
+A page may carry its first look (issue 22): the scoreboard's `<!-- first look -->` becomes, per
+request, its game's renderer (style sheet and deferred script, versioned) and the data to draw the
+table's state at once, as JSON in a `<script type="application/json" id="first-look">`, so the
+board needs no chain of fetches. `?first-look=0` serves the page without it (the fetches of
+before, for the benchmark beside it).
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import html
+import json
 import mimetypes
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from flask import Response, request
 from werkzeug.exceptions import NotFound
@@ -26,6 +36,7 @@ from werkzeug.exceptions import NotFound
 YEAR = 365 * 24 * 3600
 TEXT_TYPES = ("text/", "application/javascript", "image/svg+xml", "application/json")
 _REFERENCE = re.compile(r'(["\'])/static/([^"\'?#]+)\1')
+FIRST_LOOK = "<!-- first look -->"
 
 
 @dataclass(frozen=True)
@@ -36,11 +47,32 @@ class Asset:
     mimetype: str
 
 
-class StaticFiles:
-    """Every file under `root`, in memory, ready to serve."""
+@dataclass(frozen=True)
+class Inline:
+    """A page's first look: `data` inlined as JSON, the `scripts` and `styles` it needs loaded."""
 
-    def __init__(self, root: Path) -> None:
+    data: dict[str, Any]
+    scripts: tuple[str, ...] = field(default=())
+    styles: tuple[str, ...] = field(default=())
+
+
+def inline_json(data: Any) -> str:
+    """JSON to sit inside a `<script>` element: without "<", ">" or "&" (escaped as \\u003c...),
+    which JSON has only inside strings, so no string (`</script>`, `<!--`) can end the element or
+    change how the page parses it; U+2028 and U+2029 escaped too, for older parsers."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char in "<>&\u2028\u2029":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
+class StaticFiles:
+    """Every file under `root`, in memory, ready to serve. `first_looks` names the pages that
+    carry a first look and what makes it (called per request)."""
+
+    def __init__(self, root: Path, first_looks: Mapping[str, Callable[[], Inline]] | None = None) -> None:
         self.root = root
+        self.first_looks = dict(first_looks or {})
         self.assets: dict[str, Asset] = {}
         for path in sorted(root.rglob("*")):
             if path.is_file() and not path.name.startswith("."):
@@ -57,11 +89,28 @@ class StaticFiles:
             return match.group(0)
         return f"{quote}/static/{name}?v={asset.etag}{quote}"
 
+    def url(self, path: str) -> str:
+        """`path` versioned if it is one of these files (/static/...), else as it is."""
+        name = path.removeprefix("/static/")
+        asset = self.assets.get(name) if name != path else None
+        return path if asset is None else f"/static/{name}?v={asset.etag}"
+
+    def page_with(self, name: str, inline: Inline) -> Asset:
+        """Page `name` carrying `inline` at its `<!-- first look -->`."""
+        tags = [f'<link rel="stylesheet" href="{html.escape(self.url(url))}">' for url in inline.styles]
+        tags += [f'<script defer src="{html.escape(self.url(url))}"></script>' for url in inline.scripts]
+        tags.append(f'<script type="application/json" id="first-look">{inline_json(inline.data)}</script>')
+        text = self.assets[name].body.decode("utf-8").replace(FIRST_LOOK, "\n  ".join(tags), 1)
+        return _page_asset(name, text)
+
     def response(self, name: str) -> Response:
         """The answer to a GET of file `name` (a page, or a file under /static/)."""
         asset = self.assets.get(name)
         if asset is None:
             raise NotFound()
+        look = self.first_looks.get(name)
+        if look is not None and request.args.get("first-look") != "0":
+            asset = self.page_with(name, look())
         if request.if_none_match.contains(asset.etag):
             response = Response(status=304)
         else:
@@ -90,6 +139,12 @@ def _asset(name: str, body: bytes) -> Asset:
     return Asset(body, gzipped, hashlib.sha256(body).hexdigest()[:16], mimetype)
 
 
+@lru_cache(maxsize=8)
+def _page_asset(name: str, text: str) -> Asset:
+    """A page with its first look, made once per table state (a tablet's reload, the next tablet)."""
+    return _asset(name, text.encode("utf-8"))
+
+
 COMPRESS_FROM = 1024  # bytes: smaller answers are not worth a gzip header
 
 
@@ -107,7 +162,8 @@ def compress_answer(response: Response) -> Response:
         return response
     body = response.get_data()
     response.set_etag(hashlib.sha256(body).hexdigest()[:16])
-    response.headers["Cache-Control"] = "no-cache"
+    if "Cache-Control" not in response.headers:  # an answer asked for by version may be kept
+        response.headers["Cache-Control"] = "no-cache"
     response.headers["Vary"] = "Accept-Encoding"
     response.make_conditional(request)
     if response.status_code == 200 and len(body) >= COMPRESS_FROM and request.accept_encodings["gzip"] > 0:

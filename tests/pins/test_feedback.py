@@ -535,6 +535,89 @@ def test_a_new_state_starts_a_new_burst_that_cuts_the_old_one() -> None:
         rig.feedback.close()
 
 
+# The buzzer first (issue 22): the first step on the caller's thread, the rest on the worker
+
+
+def test_first_step_sets_the_buzzer_before_it_returns_and_the_worker_plays_the_rest() -> None:
+    rig = Rig.build()
+    try:
+        rig.settle()
+        rig.mark()
+        pattern = PATTERNS["trick-won"]
+        cue = Cue("trick-won", seat=TARGET)
+        rig.feedback.first_step(cue)
+        # No thread has had to run: the tone is on the pin when the call returns.
+        assert [tone for _, tone in rig.tones()] == [pytest.approx(pattern.tune[0][0])]
+        rig.feedback("state", VIEW)  # then the table tells its listeners: the state, the same cue
+        rig.feedback("cue", cue)
+        assert rig.feedback.wait_idle()
+        # Played once, whole, on its own timeline from that first step.
+        assert_timeline(rig.tones(), expected_tones(pattern), "trick-won from its first step")
+    finally:
+        rig.feedback.close()
+
+
+def test_a_cue_that_starts_at_once_sets_its_first_step_in_the_listener_call() -> None:
+    rig = Rig.build({"buzzer_type": "active"})
+    try:
+        rig.settle()
+        rig.mark()
+        rig.cue("error")  # a refusal: no first_step call, the listener call is on the table's thread
+        assert [value for _, value in rig.transitions(rig.buzzer)] == [1.0]
+        assert rig.feedback.wait_idle()
+        assert_timeline(rig.transitions(rig.buzzer), expected_beeps(PATTERNS["error"]), "error beeps")
+    finally:
+        rig.feedback.close()
+
+
+@once_more_if_late
+def test_the_cues_after_a_first_step_play_behind_it_as_one_burst() -> None:
+    rig = Rig.build()
+    try:
+        rig.settle()
+        rig.mark()
+        first = Cue("trick-won", seat=TARGET)
+        rig.feedback.first_step(first)
+        rig.feedback("state", VIEW)
+        rig.feedback("cue", first)
+        rig.cue("your-turn")
+        assert rig.feedback.wait_idle()
+        expected = expected_tones(PATTERNS["trick-won"]) + [
+            (PATTERNS["trick-won"].seconds + at, tone) for at, tone in expected_tones(PATTERNS["your-turn"])
+        ]
+        assert_on_time(assert_timeline(rig.tones(), expected, "trick-won then your-turn"), "burst")
+    finally:
+        rig.feedback.close()
+
+
+def test_a_first_step_cuts_a_long_pattern_and_the_worker_never_overwrites_it() -> None:
+    rig = Rig.build()
+    try:
+        rig.settle()
+        rig.cue("bomb-lit")  # a second and a half of hiss, thousands of steps on the worker
+        time.sleep(0.3)
+        for _ in range(20):  # one new input after the other, mid-hiss
+            rig.mark()
+            rig.feedback.first_step(Cue("card-accepted"))
+            assert [tone for _, tone in rig.tones()] == [pytest.approx(PATTERNS["card-accepted"].tune[0][0])]
+            rig.feedback("state", VIEW)
+            time.sleep(0.01)
+            # No hiss step after the blip: at most the blip's own end.
+            assert [tone for _, tone in rig.tones()][1:] in ([], [None]), rig.tones()
+            rig.cue("bomb-lit")
+            time.sleep(0.05)
+        rig.mark()
+        rig.feedback.first_step(Cue("card-accepted"))
+        rig.feedback("state", VIEW)
+        assert rig.feedback.wait_idle()
+        assert [tone for _, tone in rig.tones()] == [
+            pytest.approx(PATTERNS["card-accepted"].tune[0][0]),
+            None,
+        ]
+    finally:
+        rig.feedback.close()
+
+
 # The sound settings
 
 

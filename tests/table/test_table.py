@@ -62,6 +62,42 @@ def test_an_accepted_input_is_journaled_then_announced(tmp_path: Path) -> None:
     assert table.view()["trick"][0]["card"] == "spy-team/red-3"
 
 
+def test_the_first_cue_goes_to_first_step_right_after_the_commit_before_anything_else(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+    ready(table)
+    calls: list[tuple[str, int, int, bool]] = []
+
+    def first_step(cue: Cue) -> None:
+        # (the cue, entries journaled, messages the listeners heard, the view already shows the card)
+        shown = any(play["card"] == "spy-team/red-3" for play in table.view().get("trick", []))
+        calls.append((cue.name, len(list(table.journal.entries())), len(heard), shown))
+
+    table.first_step = first_step
+    heard.clear()
+    table.tap(card="spy-team/red-3")
+    assert calls == [("card-accepted", 4, 0, False)]
+    assert cue_names(heard)[0] == "card-accepted"  # the listeners still hear it, after the state
+    calls.clear()
+    with pytest.raises(GameError):
+        table.tap(card="spy-team/red-3")  # refused: nothing journaled, no first step (the error cue
+    assert calls == []  # goes to the listeners as before)
+    table.journal._db.close()
+    with pytest.raises(GameError, match="could not record"):
+        table.tap(card="spy-team/red-4")
+    assert calls == []
+
+
+def test_a_failing_first_step_does_not_refuse_the_journaled_input(tmp_path: Path) -> None:
+    table, heard = new_table(tmp_path / "j.db")
+
+    def broken(cue: Cue) -> None:
+        raise RuntimeError("unplugged")
+
+    table.first_step = broken
+    table.start("spy-team", PLAYERS)
+    assert table.view()["status"] != "idle" and "game-started" in cue_names(heard)
+
+
 def test_a_refused_input_plays_an_error_cue_and_changes_nothing(tmp_path: Path) -> None:
     table, heard = new_table(tmp_path / "j.db")
     ready(table)

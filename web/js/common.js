@@ -126,6 +126,31 @@ const Companion = (() => {
     }
     return loading;  // retried until the table answers
   }
+  // A page that arrived with its first look (the scoreboard: the games it shows and the cues, inlined
+  // by the server) starts from that instead; another game is then asked for alone, by its version.
+  let versions = {};
+  function useCatalog(first) {
+    for (const game of first.games) catalog.games[game.game] = game;
+    catalog.cues = Object.fromEntries(first.cues.map((c) => [c.cue, c]));
+    versions = first.versions || {};
+  }
+  const asked = {};
+  function loadGame(name) {
+    if (catalog.games[name] || !(name in versions)) return Promise.resolve(gameInfo(name));
+    if (!asked[name]) {
+      asked[name] = fetch(`/api/games/${encodeURIComponent(name)}?v=${versions[name]}`)
+        .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`HTTP ${r.status}`))))
+        .then((game) => { catalog.games[name] = game; return game; })
+        .catch(() => sleep(2000).then(() => { delete asked[name]; return loadGame(name); }));
+    }
+    return asked[name];  // retried until the table answers
+  }
+  // Whether `name`'s presentation and renderer are here; if not, `then()` runs once they are.
+  function gameReady(name, then) {
+    if (!name || gameInfo(name) || !(name in versions)) return rendererReady(name, then);
+    loadGame(name).then(() => { if (rendererReady(name, then)) then(); });
+    return false;
+  }
   const NO_CUE = {banner: false, kicker: "", rank: 2, minor: false, hold: [2500, 1300], role: "", sound: []};
   const cueStyle = (name) => catalog.cues[name] || NO_CUE;
   const gameInfo = (name) => catalog.games[name] || null;
@@ -261,6 +286,6 @@ const Companion = (() => {
   }
 
   return {h, roundCard, registerGame, renderer, seatBox, connect, api, token, setToken, banner, boardMoved,
-    loadCatalog, gameInfo, titleOf, cueStyle, loadRenderer, rendererReady,
+    loadCatalog, useCatalog, gameReady, gameInfo, titleOf, cueStyle, loadRenderer, rendererReady,
     get games() { return Object.values(catalog.games); }};
 })();

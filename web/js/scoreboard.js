@@ -2,14 +2,14 @@
 "use strict";
 
 (() => {
-  const {h, renderer, connect, banner, boardMoved, titleOf, cueStyle, rendererReady} = Companion;
+  const {h, renderer, connect, banner, boardMoved, titleOf, cueStyle, gameReady} = Companion;
   const board = document.getElementById("board");
   let view = null;
 
   function show(next) {
     view = next;
-    // The game's renderer loads the first time the game is seen; the board waits for it.
-    if (!rendererReady(view.game, () => { if (view === next) show(next); })) return;
+    // A game not in the first look loads (its presentation, its renderer) when first seen; the board waits.
+    if (!gameReady(view.game, () => { if (view === next) show(next); })) return;
     boardMoved();
     document.body.dataset.game = view.game || "idle";
     document.body.dataset.status = view.status;
@@ -133,8 +133,12 @@
 
   function setHealth(text, ok) {
     const node = document.getElementById("health");
+    const changed = node.textContent !== text;
     node.textContent = text;
     node.className = `health ${ok ? "ok" : "bad"}`;
+    // The top bar may wrap to another line and take the board's room: fit it again (the board is
+    // drawn from the first look before the stream says "Live").
+    if (changed) fit();
   }
 
   // Voice (optional): the scoreboard reads its announcements aloud with the browser's speech
@@ -169,9 +173,21 @@
   fetch("/healthz").then((r) => r.json()).then((s) => {
     if (s.reader === "lost") setHealth("Reader lost", false);
   }).catch(() => {});
-  // The stream opens at once; what it brings waits (in order) for the games and cues.
-  const ready = Companion.loadCatalog();
-  connect((v) => ready.then(() => show(v)), (c) => ready.then(() => cue(c)), linked);
+  // The page arrived with its first look (the server's view, the game's presentation, the cues; its
+  // renderer loaded before this script): the board is drawn now, then follows the stream. Without it
+  // (`?first-look=0`) the stream's messages wait, in order, for the whole catalogue.
+  const firstLook = document.getElementById("first-look");
+  const first = firstLook ? JSON.parse(firstLook.textContent) : null;
+  const ready = first ? Promise.resolve(Companion.useCatalog(first)) : Companion.loadCatalog();
+  if (first) show(first.view);
+  // The stream starts with the table's state: drawn already if nothing changed since the page was made.
+  let drawn = first ? JSON.stringify(first.view) : null;
+  function onState(v) {
+    const same = drawn !== null && JSON.stringify(v) === drawn;
+    drawn = null;
+    if (!same) ready.then(() => show(v));
+  }
+  connect(onState, (c) => ready.then(() => cue(c)), linked);
 
   // Offline must be obvious: after OFFLINE_AFTER without the table the board dims and says so (what
   // it shows may be out of date); the stream's return brings the current state and clears it.
