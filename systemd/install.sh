@@ -10,12 +10,15 @@
 # installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md); --pn532
 # Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C or SPI (`pn532:`); --rc522
 # Joy-IT's RC522 library and spidev, for an RC522 board on SPI (`rc522:`).
-# Running it again upgrades the package and keeps the config and the journal.
+# Running it again upgrades the table in place: the package, the unit, the rules; the config, the
+# journal and its archive, the card registry, the outbox and the paired devices are kept; the
+# service is restarted once. On Raspberry Pi OS gpiozero and lgpio come from apt (the venv sees them).
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
 #
 # writes every file under a staging folder instead of / and only prints the commands that would
-# change the system (user, venv, systemctl, udevadm). The tests use it; see docs/operations.md.
+# change the system (user, venv, systemctl, udevadm); with --venv it also really makes the venv and
+# installs the package into it, under the staging folder. The tests use it; see docs/operations.md.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,9 +46,13 @@ RC522=0
 DESTDIR=${DESTDIR:-}
 DRY_RUN=0
 [ -n "$DESTDIR" ] && DRY_RUN=1
+VENV=0 # a dry run that makes the venv for real, under $DESTDIR
+# What says this is Raspberry Pi OS on a Pi (the tests point these at files of their own).
+OS_RELEASE=${COMPANION_OS_RELEASE:-/etc/os-release}
+DT_MODEL=${COMPANION_DT_MODEL:-/proc/device-tree/model}
 
 usage() {
-	sed -n '2,16s/^# \{0,1\}//p' "$0"
+	sed -n '2,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -60,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--pn532) PN532=1 ;;
 	--rc522) RC522=1 ;;
 	--dry-run) DRY_RUN=1 ;;
+	--venv) VENV=1 ;;
 	-h | --help) usage 0 ;;
 	*)
 		echo "install.sh: unknown option $1" >&2
@@ -90,6 +98,30 @@ run() {
 		"$@"
 	fi
 }
+# The venv's commands: shown like the others, and also run (under $DESTDIR) in a dry run with --venv.
+venv() {
+	if [ "$DRY_RUN" = 1 ] && [ "$VENV" = 1 ]; then
+		printf '+'
+		printf ' %q' "$@"
+		printf '\n'
+		local first=$1
+		shift
+		case $first in
+		/*) "$DESTDIR$first" "$@" ;;
+		*) "$first" "${@/#$PREFIX/$DESTDIR$PREFIX}" ;;
+		esac
+	else
+		run "$@"
+	fi
+}
+# Raspberry Pi OS on a Raspberry Pi: its device tree names the board, its os-release the system
+# (Raspbian for the 32-bit images; the 64-bit ones say Debian, with Raspberry Pi's own apt sources).
+raspberry_pi_os() {
+	[ -r "$DT_MODEL" ] && tr -d '\0' <"$DT_MODEL" | grep -q '^Raspberry Pi' || return 1
+	[ -r "$OS_RELEASE" ] && grep -Eq '^(ID|ID_LIKE)=.*(raspbian|debian)' "$OS_RELEASE"
+}
+PI_OS=0
+raspberry_pi_os && PI_OS=1
 # Files always go under $DESTDIR (empty for a real install).
 put() { # put MODE SOURCE TARGET
 	install -D -m "$1" "$2" "$DESTDIR$3"
@@ -121,6 +153,9 @@ if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pcsc:' "$DESTDIR$CONF"; then PCSC=1
 if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"pn532:' "$DESTDIR$CONF"; then PN532=1; fi
 if [ -e "$DESTDIR$CONF" ] && grep -q '^[^#]*"rc522:' "$DESTDIR$CONF"; then RC522=1; fi
 packages=(python3-venv python3-lgpio libusb-1.0-0 python3-pyscard python3-evdev)
+# gpiozero from Raspberry Pi OS, not PyPI's 2.0.1, which looks for gpiochip4 on a Pi 5 where kernels
+# from 6.6.45 number the header's chip gpiochip0 (the pins would fall back to mock).
+[ "$PI_OS" = 1 ] && packages+=(python3-gpiozero)
 [ "$PCSC" = 1 ] && packages+=(pcscd)
 [ "$RC522" = 1 ] && packages+=(gcc python3-dev) # spidev builds from source where no wheel is served
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
@@ -155,7 +190,14 @@ done
 # 3. The package in its own virtual environment. --system-site-packages lets it see lgpio from apt.
 mkdir -p "$DESTDIR$PREFIX"
 : >"$DESTDIR$MANIFEST.new"
-run python3 -m venv --system-site-packages "$PREFIX"
+# (Run again over an older venv, it rewrites its pyvenv.cfg: the flag holds after an upgrade too.)
+venv python3 -m venv --system-site-packages "$PREFIX"
+if [ "$PI_OS" = 1 ]; then
+	say "Raspberry Pi OS: gpiozero and lgpio from apt (python3-gpiozero, python3-lgpio)"
+	# A gpiozero an earlier install took from PyPI into the venv would hide apt's: out with it (pip
+	# leaves the system's copy alone, outside the venv).
+	venv "$PREFIX/bin/pip" uninstall --yes --quiet gpiozero lgpio
+fi
 wanted=()
 [ "$PN532" = 1 ] && wanted+=(pn532)
 [ "$RC522" = 1 ] && wanted+=(rc522)
@@ -164,7 +206,8 @@ extras=""
 	IFS=,
 	echo "${wanted[*]}"
 )]"
-run "$PREFIX/bin/pip" install --no-cache-dir --upgrade "$SRC$extras"
+# only-if-needed: a dependency already satisfied (apt's gpiozero on Raspberry Pi OS) is kept.
+venv "$PREFIX/bin/pip" install --no-cache-dir --upgrade --upgrade-strategy only-if-needed "$SRC$extras"
 put 644 "$SRC/docs/operations.md" "$PREFIX/share/doc/operations.md"
 mkdir -p "$DESTDIR$(dirname "$LINK")"
 ln -sfn "$PREFIX/bin/companion" "$DESTDIR$LINK"
@@ -261,6 +304,8 @@ if [ "$DRY_RUN" = 0 ] && ! systemctl is-active --quiet companion; then
 	echo "install.sh: the service did not start: journalctl -u companion -b; sudo companion doctor" >&2
 	exit 1
 fi
+# 7. Doctor's look at what was installed (an upgraded table too): its lines, and a word if one FAILs.
+run "$PREFIX/bin/companion" doctor --config "$CONF" || say "doctor found a problem: see its lines above"
 say "installed: the service runs, starts at boot and restarts after a crash"
 say "check it:  sudo companion doctor      logs:  journalctl -u companion -f"
 say "the control page (with the token):  sudo companion url --control"

@@ -11,14 +11,16 @@ see their own writes), beside which it keeps what a disk would still hold after 
 write that was never synced is gone. What the kernel does with locks (SQLite's fcntl locks) and a
 shared mmap (SQLite's `-shm`) is the kernel's own: this file system leaves `lock` to it, and `-shm`
 holds nothing SQLite needs after a restart. It can also fail on command, as a dying SD card does:
-the next `fsync` or `write` of a file whose name holds a word answers EIO.
+the next `fsync` or `write` of a file whose name holds a word answers EIO (or the one after
+`skip` such calls went through: a failure half-way through a transaction).
 
 Run as a program, it is driven over its standard input, one command a line, and answers each on
 its standard output (`ready` once mounted):
 
     python tests/lazyfs.py CACHE MOUNTPOINT
     cut                    -> ready     (a power cut: drop everything unsynced, mount again)
-    fail fsync|write WORD  -> ok        (the next such call on a file named with WORD fails: EIO)
+    fail fsync|write WORD [SKIP]  -> ok  (the next such call on a file named with WORD, after SKIP
+                                          of them went through, fails: EIO)
     exit                   -> (unmount and stop)
 
 Used by tests/table/test_power_cut.py and bench/power_cuts.py.
@@ -101,7 +103,7 @@ class LazyFS(Operations):  # type: ignore[misc]
     def __init__(self, root: Path, durable: Durable) -> None:
         self.root = str(root)
         self.durable = durable
-        self.failing: dict[str, str] = {}  # "fsync" | "write" -> a word of the file's name
+        self.failing: dict[str, tuple[str, int]] = {}  # "fsync" | "write" -> (a word of the name, skip)
         self._mutex = threading.Lock()  # not `lock`: that name is a FUSE operation
 
     def _real(self, path: str) -> str:
@@ -109,8 +111,11 @@ class LazyFS(Operations):  # type: ignore[misc]
 
     def _fail(self, call: str, path: str) -> None:
         with self._mutex:
-            word = self.failing.get(call)
-            if word is not None and word in os.path.basename(path):
+            word, skip = self.failing.get(call, ("", 0))
+            if word and word in os.path.basename(path):
+                if skip:
+                    self.failing[call] = (word, skip - 1)
+                    return
                 del self.failing[call]
                 raise FuseOSError(errno.EIO)
 
@@ -224,9 +229,9 @@ def _commands(fs: LazyFS, mountpoint: Path, stop: threading.Event) -> None:
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
-        if words[:1] == ["fail"] and len(words) == 3:
+        if words[:1] == ["fail"] and len(words) in (3, 4):
             with fs._mutex:
-                fs.failing[words[1]] = words[2]
+                fs.failing[words[1]] = (words[2], int(words[3]) if len(words) == 4 else 0)
             print("ok", flush=True)
             continue
         if words == ["exit"]:

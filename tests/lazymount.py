@@ -59,9 +59,10 @@ class LazyMount:
         Whatever wrote to it must be stopped first (SIGKILL: the daemon has no say in a cut)."""
         self._send("cut", "ready")
 
-    def fail(self, call: str, word: str) -> None:
-        """The next `call` ("fsync" or "write") on a file whose name holds `word` answers EIO."""
-        self._send(f"fail {call} {word}", "ok")
+    def fail(self, call: str, word: str, skip: int = 0) -> None:
+        """The next `call` ("fsync" or "write") on a file whose name holds `word` answers EIO, or
+        the one after `skip` such calls went through."""
+        self._send(f"fail {call} {word} {skip}", "ok")
 
     def close(self) -> None:
         if self.process.poll() is None:

@@ -79,11 +79,15 @@ class Message:
 class Listener:
     """A subscriber that keeps every message on `topics`, in order."""
 
-    def __init__(self, broker: Broker, *topics: str) -> None:
+    def __init__(self, broker: Broker, *topics: str, persistent: bool = False) -> None:
+        """`persistent`: a session the broker keeps while the subscriber is away (a broker restart),
+        queueing what it would have heard (QoS 1)."""
         self.messages: list[Message] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
-        self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"test-{id(self)}")
+        self.client = paho.Client(
+            paho.CallbackAPIVersion.VERSION2, client_id=f"test-{id(self)}", clean_session=not persistent
+        )
         self.client.on_connect = lambda c, u, f, r, p: c.subscribe([(t, 1) for t in topics])
         self.client.on_subscribe = lambda *args: self._subscribed.set()
         self.client.on_message = self._keep

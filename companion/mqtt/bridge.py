@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import queue
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ class MqttBridge:
         self._state: dict[str, Any] = table.view()  # the latest view, published retained
         self._game: str | None = None  # the game whose results `_told` holds
         self._told: dict[str, dict[str, Any]] = {}  # its results as stored in the outbox
+        self._unstored: dict[str, dict[str, Any]] = {}  # results the outbox could not take yet, by id
         self._inflight: dict[int, tuple[str, int]] = {}  # paho message id -> (result id, version)
         self._sending: set[tuple[str, int]] = set()
         self._dropped = 0
@@ -103,10 +105,26 @@ class MqttBridge:
             self._game, self._told = game, {rid: r for rid, r in stored.items() if not r.get("retracted")}
         changed = [result for rid, result in current.items() if self._told.get(rid) != result]
         taken_back = [retraction(result) for rid, result in self._told.items() if rid not in current]
-        if changed or taken_back:
-            self.outbox.put(changed + taken_back)
-            self._told = current
-            self._results_due = True
+        self._told = current
+        self._store({**self._unstored, **{result["id"]: result for result in changed + taken_back}})
+
+    def _store(self, due: dict[str, dict[str, Any]]) -> None:
+        """Put `due` (by id) in the outbox; on a failing disk keep it for the next input, of this
+        game or the next (the input itself stands: it is in the journal)."""
+        if not due:
+            return
+        try:
+            self.outbox.put(list(due.values()))
+        except sqlite3.Error as error:
+            self._unstored = due
+            log.error(
+                "mqtt: the outbox could not store %d results (%s): tried again at the next input",
+                len(due),
+                error,
+            )
+            return
+        self._unstored = {}
+        self._results_due = True
 
     def _put(self, item: tuple[str, Any], table: bool = False) -> None:
         try:

@@ -20,7 +20,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion.games.base import GameError, MalformedInput
 from companion.webapp.events import StreamRefused, refusal
-from companion.webapp.pairing import CODE_SECONDS, COOKIE, COOKIE_SECONDS, Pairing
+from companion.webapp.pairing import CODE_SECONDS, COOKIE, COOKIE_SECONDS, Pairing, PairingError
 from companion.webapp.server import connection_hooks
 from companion.webapp.services import services
 
@@ -139,6 +139,12 @@ def bad_request(exc: BadRequest) -> tuple[Response, int]:
 @api.errorhandler(GameError)
 def refused(exc: GameError) -> tuple[Response, int]:
     return error(str(exc), 409)
+
+
+@api.errorhandler(PairingError)
+def not_saved(exc: PairingError) -> tuple[Response, int]:
+    """A failing disk: the device is not paired (or not unpaired), and the code still works."""
+    return error(str(exc), 503)
 
 
 @api.errorhandler(MalformedInput)

@@ -32,6 +32,10 @@ MAX_DEVICES = 32
 COOKIE_SECONDS = 400 * 24 * 3600  # browsers cap a cookie's life at 400 days
 
 
+class PairingError(Exception):
+    """The paired devices could not be saved: the pairing (or the unpairing) did not happen."""
+
+
 class Pairing:
     """The current pairing code and the paired devices' secrets (as digests)."""
 
@@ -68,11 +72,10 @@ class Pairing:
                     self._code = None
                     log.warning("pairing code withdrawn after %d wrong tries", CODE_TRIES)
                 return None
-            self._code = None
             secret = secrets.token_urlsafe(32)
-            self._devices = [*self._devices, {"digest": _digest(secret), "paired_at": int(time.time())}]
-            self._devices = self._devices[-MAX_DEVICES:]
-            self._save()
+            devices = [*self._devices, {"digest": _digest(secret), "paired_at": int(time.time())}]
+            self._save(devices[-MAX_DEVICES:])  # on disk first: a pairing answered must outlive a restart
+            self._code = None
         log.warning("a control device was paired (%d paired)", len(self._devices))
         return secret
 
@@ -91,8 +94,8 @@ class Pairing:
 
     def forget_all(self) -> int:
         with self._lock:
-            count, self._devices = len(self._devices), []
-            self._save()
+            count = len(self._devices)
+            self._save([])
         return count
 
     def _load(self) -> list[dict[str, Any]]:
@@ -105,20 +108,27 @@ class Pairing:
             log.error("cannot read the paired devices in %s (%s): pair them again", self.path, error)
             return []
 
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        try:  # the new file whole on disk, then its name: a power cut leaves the old file or the new
-            temporary = self.path.with_suffix(".tmp")
-            with open(temporary, "w", encoding="utf-8") as file:
-                os.fchmod(file.fileno(), 0o600)
-                file.write(json.dumps({"devices": self._devices}))
-                file.flush()
-                os.fsync(file.fileno())
-            temporary.replace(self.path)
-            sync_directory(self.path.parent)
-        except OSError as error:  # the pairing still holds until the daemon stops
-            log.error("cannot save the paired devices in %s: %s", self.path, error)
+    def _save(self, devices: list[dict[str, Any]]) -> None:
+        """Make `devices` the paired ones, on disk first; PairingError (nothing changed) if the disk
+        fails. A failed sync may still have put the new file in place: after a restart it holds
+        either list, never a torn one."""
+        if self.path is not None:
+            try:  # the new file whole on disk, then its name: a power cut leaves the old file or the new
+                temporary = self.path.with_suffix(".tmp")
+                with open(temporary, "w", encoding="utf-8") as file:
+                    os.fchmod(file.fileno(), 0o600)
+                    file.write(json.dumps({"devices": devices}))
+                    file.flush()
+                    os.fsync(file.fileno())
+                temporary.replace(self.path)
+                sync_directory(self.path.parent)
+            except OSError as error:
+                log.error("cannot save the paired devices in %s: %s", self.path, error)
+                raise PairingError(
+                    f"The table could not save the paired devices ({error.strerror or error}); nothing "
+                    "changed. Check the disk, then try again."
+                ) from error
+        self._devices = devices
 
 
 def _digest(secret: str) -> str:

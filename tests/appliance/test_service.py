@@ -299,7 +299,8 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
         exists = subprocess.run(["getent", "group", group], capture_output=True).returncode == 0
         assert (f"usermod -aG {group} companion" in planned) == exists, group
     assert "python3 -m venv --system-site-packages /opt/companion" in planned
-    assert f"/opt/companion/bin/pip install --no-cache-dir --upgrade {source}" in planned
+    pip = "/opt/companion/bin/pip install --no-cache-dir --upgrade --upgrade-strategy only-if-needed"
+    assert f"{pip} {source}" in planned
     assert "chown root:companion /etc/companion/companion.toml" in planned
     assert "udevadm control --reload-rules" in planned
     order = [
