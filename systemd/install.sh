@@ -10,9 +10,11 @@
 # installs pcscd, for a PC/SC reader (ACR122U, ACR1252U, Omnikey: `pcsc:` in docs/nfc.md); --pn532
 # Adafruit's PN532 driver and Blinka into the venv, for a PN532 board on I2C or SPI (`pn532:`); --rc522
 # Joy-IT's RC522 library and spidev, for an RC522 board on SPI (`rc522:`).
-# Running it again upgrades the table in place: the package, the unit, the rules; the config, the
-# journal and its archive, the card registry, the outbox and the paired devices are kept; the
-# service is restarted once. On Raspberry Pi OS gpiozero and lgpio come from apt (the venv sees them).
+# It also installs the polkit rules of the power-off hold and of the hotspot, and the hotspot's
+# NetworkManager files (systemd/companion-*). Running it again upgrades the table in place: the
+# package, the unit, the rules; the config, the journal and its archive, the card registry, the
+# outbox and the paired devices are kept; the service is restarted once. On Raspberry Pi OS
+# gpiozero and lgpio come from apt (the venv sees them).
 #
 #   ./systemd/install.sh --dry-run            (or DESTDIR=/some/folder ./systemd/install.sh)
 #
@@ -29,6 +31,8 @@ STATE_DIR=/var/lib/companion
 UNIT=/etc/systemd/system/companion.service
 UDEV_DIR=/etc/udev/rules.d
 MODPROBE_DIR=/etc/modprobe.d
+POLKIT_DIR=/etc/polkit-1/rules.d
+NM_DIR=/etc/NetworkManager
 LINK=/usr/local/bin/companion
 MANIFEST=$PREFIX/installed-files # what uninstall.sh removes besides the venv and the unit
 SERVICE_USER=companion
@@ -52,7 +56,7 @@ OS_RELEASE=${COMPANION_OS_RELEASE:-/etc/os-release}
 DT_MODEL=${COMPANION_DT_MODEL:-/proc/device-tree/model}
 
 usage() {
-	sed -n '2,21s/^# \{0,1\}//p' "$0"
+	sed -n '2,23s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -156,6 +160,9 @@ packages=(python3-venv python3-lgpio libusb-1.0-0 python3-pyscard python3-evdev)
 # gpiozero from Raspberry Pi OS, not PyPI's 2.0.1, which looks for gpiochip4 on a Pi 5 where kernels
 # from 6.6.45 number the header's chip gpiochip0 (the pins would fall back to mock).
 [ "$PI_OS" = 1 ] && packages+=(python3-gpiozero)
+# polkitd: the rules that let the service power the Pi off (the Next + Undo hold) and steer
+# NetworkManager for its own Wi-Fi; nftables: the hotspot's port-80 redirect to the scoreboard.
+packages+=(polkitd nftables)
 [ "$PCSC" = 1 ] && packages+=(pcscd)
 [ "$RC522" = 1 ] && packages+=(gcc python3-dev) # spidev builds from source where no wheel is served
 if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
@@ -164,6 +171,10 @@ if [ "$APT" = 1 ] && command -v apt-get >/dev/null; then
 		dpkg -s "$package" >/dev/null 2>&1 && continue
 		if [ "$package" = python3-lgpio ] && ! apt-cache show "$package" >/dev/null 2>&1; then
 			say "python3-lgpio is not packaged here (not Raspberry Pi OS?): the pins may fall back to mock"
+			continue
+		fi
+		if [ "$package" = polkitd ] && ! apt-cache show "$package" >/dev/null 2>&1; then
+			say "polkitd is not packaged here (older than bookworm?): install policykit-1 for the power-off hold"
 			continue
 		fi
 		missing+=("$package")
@@ -273,6 +284,12 @@ fi
 for conf in "${blacklists[@]}"; do
 	put 644 "$conf" "$MODPROBE_DIR/$(basename "$conf")"
 done
+# The polkit rules (power-off at the table; the hotspot's NetworkManager calls), and the hotspot's
+# probe names and port-80 redirect for NetworkManager (docs/operations.md). Inert without [network].
+put 644 "$SRC/systemd/companion-poweroff.rules" "$POLKIT_DIR/50-companion-poweroff.rules"
+put 644 "$SRC/systemd/companion-network.rules" "$POLKIT_DIR/50-companion-network.rules"
+put 644 "$SRC/systemd/companion-hotspot-dnsmasq.conf" "$NM_DIR/dnsmasq-shared.d/companion.conf"
+put 755 "$SRC/systemd/companion-hotspot-dispatcher" "$NM_DIR/dispatcher.d/90-companion-hotspot"
 # Files an earlier install put there that this checkout no longer ships.
 if [ -f "$DESTDIR$MANIFEST" ]; then
 	while IFS= read -r old; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Remove what systemd/install.sh installed.
 #
-#   sudo ./systemd/uninstall.sh            stops and removes the service, the venv, the udev rules
-#                                          and the blacklist; keeps the journal and the config
+#   sudo ./systemd/uninstall.sh            stops and removes the service, the venv, the udev rules,
+#                                          the blacklist, the polkit rules and the hotspot's
+#                                          NetworkManager files; keeps the journal and the config
 #   sudo ./systemd/uninstall.sh --purge    also deletes the journal, the config and the user
 #
 #   ./systemd/uninstall.sh --dry-run       (or DESTDIR=/some/folder) works on a staging folder made
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--purge) PURGE=1 ;;
 	--dry-run) DRY_RUN=1 ;;
 	-h | --help)
-		sed -n '2,10s/^# \{0,1\}//p' "$0"
+		sed -n '2,11s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	*)

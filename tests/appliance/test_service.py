@@ -244,7 +244,7 @@ def checkout(tmp_path: Path, rules: bool = True) -> Path:
     source = tmp_path / "checkout"
     (source / "systemd").mkdir(parents=True)
     (source / "docs").mkdir()
-    for script in (INSTALL, UNINSTALL, UNIT):
+    for script in (ROOT / "systemd").iterdir():  # the scripts, the unit, the polkit and NM files
         shutil.copy2(script, source / "systemd" / script.name)
     shutil.copy2(ROOT / "docs" / "operations.md", source / "docs" / "operations.md")
     if rules:
@@ -282,6 +282,24 @@ def test_the_installer_stages_every_file_and_plans_every_command(tmp_path: Path)
     assert (root / "etc/modprobe.d/blacklist-test.conf").read_text() == "blacklist pn533_usb\n"
     assert os.readlink(root / "usr/local/bin/companion") == "/opt/companion/bin/companion"
     assert (root / "opt/companion/share/doc/operations.md").exists()
+    # The power-off hold's and the hotspot's polkit rules, the hotspot's NetworkManager files.
+    polkit = root / "etc/polkit-1/rules.d"
+    shipped = ROOT / "systemd"
+    assert (polkit / "50-companion-poweroff.rules").read_text() == (
+        shipped / "companion-poweroff.rules"
+    ).read_text()
+    assert (polkit / "50-companion-network.rules").read_text() == (
+        shipped / "companion-network.rules"
+    ).read_text()
+    nm = root / "etc/NetworkManager"
+    assert (nm / "dnsmasq-shared.d/companion.conf").read_text() == (
+        shipped / "companion-hotspot-dnsmasq.conf"
+    ).read_text()
+    dispatcher = nm / "dispatcher.d/90-companion-hotspot"
+    assert (
+        dispatcher.stat().st_mode & 0o777 == 0o755
+        and dispatcher.read_bytes() == (shipped / "companion-hotspot-dispatcher").read_bytes()
+    )
 
     config_file = root / "etc/companion/companion.toml"
     assert config_file.stat().st_mode & 0o777 == 0o640  # the token is for root and the service only
@@ -377,6 +395,10 @@ def test_uninstall_removes_the_service_and_keeps_the_journal_unless_purged(tmp_p
         "etc/udev/rules.d/60-test-reader.rules",
         "etc/modprobe.d/blacklist-test.conf",
         "usr/local/bin/companion",
+        "etc/polkit-1/rules.d/50-companion-poweroff.rules",
+        "etc/polkit-1/rules.d/50-companion-network.rules",
+        "etc/NetworkManager/dnsmasq-shared.d/companion.conf",
+        "etc/NetworkManager/dispatcher.d/90-companion-hotspot",
     ]
     for gone in gone_files:
         assert not (root / gone).exists() and not (root / gone).is_symlink(), gone
