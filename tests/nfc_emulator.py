@@ -21,7 +21,6 @@ from __future__ import annotations
 import multiprocessing
 import struct
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -231,15 +230,3 @@ class TagEmulator:
         got, value = self._conn.recv()
         assert got == kind, (got, value)
         return value
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
-    """Poll `condition` until it returns something true; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {condition}")
-        time.sleep(interval)

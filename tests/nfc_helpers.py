@@ -20,9 +20,9 @@ import nfc.clf.udp
 
 from companion.appliance.daemon import Daemon
 from companion.core.config import Config
-from tests.nfc_emulator import wait_for
 from tests.pn532_emulator import numbered_ntag
 from tests.spy_team_play import trick_cards
+from tests.waiting import wait_for, wait_polls
 
 TOKEN = "nfc-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -201,13 +201,16 @@ def play_a_trick_on_a_board(daemon: Daemon, cues: list[dict[str, Any]], board: B
     def played() -> int:
         return len(daemon.table.view()["played"])
 
+    def reader() -> dict[str, Any]:
+        return dict(daemon.health()["readers"][0])
+
     for number, card in enumerate(cards, start=1):
         tag = numbered_ntag(number, card)
         board.put(tag)
         wait_for(lambda n=number: played() == n)  # type: ignore[misc]
         if number == 1:
             transfers = board.transfers
-            time.sleep(0.8)
+            wait_polls(reader, 30)  # held, polled 30 times
             assert played() == 1 and board.transfers > transfers  # polled all along
             assert daemon.health()["readers"][0]["reads"] == 1  # and never lost between two polls
         if number == 2:
@@ -215,10 +218,12 @@ def play_a_trick_on_a_board(daemon: Daemon, cues: list[dict[str, Any]], board: B
             wait_for(lambda: daemon.health()["reader"] == "lost")
             board.plug(tag)
             wait_for(lambda: daemon.health()["reader"] == "ok")
-            time.sleep(0.5)
+            wait_polls(reader, 20)  # the card still lies there: not played again
             assert played() == 2
         board.lift()
     assert daemon.table.view()["played"] == cards
+    # the last card's cues follow its state: wait for the cue itself
+    wait_for(lambda: "trick-won" in names(cues) and names(cues).count("card-accepted") >= 2 + 4)
     assert names(cues).count("card-accepted") == 2 + 4
     assert names(cues).count("reader-lost") == 1 and names(cues).count("reader-back") == 1
     [won] = [c for c in cues if c["cue"] == "trick-won"]

@@ -13,6 +13,7 @@ from playwright.sync_api import sync_playwright
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.scripted_games import GAMES
 from tests.servers import running_companion
+from tests.waiting import WATCH_STREAM, wait_drawn
 
 DEVICES = {"tablet": (1280, 800), "phone": (390, 844)}
 HIDE_BANNERS = "#banner { display: none !important; }"  # a picture of the board, not of a moment
@@ -31,14 +32,15 @@ def main(folder: Path) -> None:
         pages = {}
         for device, (width, height) in DEVICES.items():
             page = browser.new_page(viewport={"width": width, "height": height})
+            page.add_init_script(WATCH_STREAM)
             page.goto(table.url + "/")
             page.add_style_tag(content=HIDE_BANNERS)
             pages[device] = page
         for game, script in GAMES.items():
             for state in script(table.call):
+                view = table.call("GET", "/api/state")
                 for device, page in pages.items():
-                    page.wait_for_function(f"document.body.dataset.game === {game!r}")
-                    page.wait_for_timeout(600)  # the board's own animations settle
+                    wait_drawn(page, view)  # this very state, its animations over
                     path = folder / f"{game}-{state}-{device}.png"
                     page.screenshot(path=str(path))
                     print(path)

@@ -331,7 +331,10 @@ class NfcReader(ReaderLink):
         if seen.classic:  # known by its UID: nothing is sent to it
             return NfcTag(None, seen.uid, None, None, kind=CLASSIC), present
         enrolling = self.intercept is not None
-        if not enrolling and (card := self.known.card_for(seen.uid, time.monotonic())) is not None:
+        # The cache names Type 2 tags alone: another kind is held by nfcpy's tag object, as
+        # `present` selects a 106A tag by its UID (a Type 3 IDm would raise: the reader "lost").
+        cached = seen.type2 and not enrolling
+        if cached and (card := self.known.card_for(seen.uid, time.monotonic())) is not None:
             return NfcTag(None, seen.uid, card, None), present
         generation = self.known.generation
         if seen.type2 and not enrolling:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from companion.pins.devices import DEFAULT_PINS, PinLayout
 from companion.table.entries import effective_events
 from companion.table.journal import Journal
 from companion.table.table import Table
+from tests.waiting import wait_for
 
 CATALOG = load_catalog()
 SEAT_PINS = DEFAULT_PINS["seat_buttons"]
@@ -33,11 +33,18 @@ class Rig:
     buttons: TableButtons
     cues: list[dict[str, Any]] = field(default_factory=list)
 
-    def press(self, pin: int, hold: float = 0.0) -> None:
+    def press(self, pin: int) -> None:
+        """A press let go at once: never long enough for a hold, however busy the machine."""
         self.factory.pin(pin).drive_low()  # buttons pull up: pressed = low
-        if hold:
-            time.sleep(hold)
         self.factory.pin(pin).drive_high()
+
+    def hold(self, pin: int, until: Callable[[], Any]) -> None:
+        """Push `pin` and keep it down until `until()` (the hold acted on it), then let go."""
+        self.factory.pin(pin).drive_low()
+        try:
+            wait_for(until)
+        finally:
+            self.factory.pin(pin).drive_high()
 
     def seat(self, seat: int) -> None:
         self.press(SEAT_PINS[seat])
@@ -208,18 +215,22 @@ def test_next_with_nothing_to_pass_only_plays_an_error(rig: Rig) -> None:
 def test_a_long_press_on_undo_takes_back_the_last_input(rig: Rig) -> None:
     rig.table.start("spy", ["Ann", "Bob", "Cy"], {})
     rig.table.tap(card="spy/green-spy")
-    rig.press(DEFAULT_PINS["undo_button"], hold=HOLD + 0.15)
+    rig.hold(DEFAULT_PINS["undo_button"], until=lambda: rig.cues and rig.last_cue()["cue"] == "undo")
     assert [event["type"] for event in rig.events()] == ["start"]
-    assert rig.last_cue()["cue"] == "undo"
 
 
 def test_a_short_press_on_undo_takes_back_nothing_and_says_to_hold_it(rig: Rig) -> None:
     rig.table.start("spy", ["Ann", "Bob", "Cy"], {})
     rig.table.tap(card="spy/green-spy")
-    rig.press(DEFAULT_PINS["undo_button"], hold=HOLD / 4)
-    time.sleep(HOLD)  # the hold timer must not fire after the release either
+    rig.press(DEFAULT_PINS["undo_button"])
     assert [event["type"] for event in rig.events()] == ["start", "tap"]
     assert rig.last_cue()["cue"] == "error" and "Hold Undo" in rig.last_cue()["text"]
+    # The hold timer must not fire after the release either: once gpiozero's own clock says Undo has
+    # been up longer than its hold, nothing more was taken back or said.
+    said, undo = len(rig.cues), rig.buttons.undo_button
+    assert undo is not None
+    wait_for(lambda: (undo.inactive_time or 0) > HOLD)
+    assert [event["type"] for event in rig.events()] == ["start", "tap"] and len(rig.cues) == said
 
 
 def test_undo_is_held_one_and_a_half_seconds_by_default() -> None:
@@ -229,9 +240,9 @@ def test_undo_is_held_one_and_a_half_seconds_by_default() -> None:
     try:
         table.start("spy", ["Ann", "Bob"], {})
         assert buttons.undo_button is not None and buttons.undo_button.hold_time == 1.5
-        pin = factory.pin(DEFAULT_PINS["undo_button"])
+        pin, undo = factory.pin(DEFAULT_PINS["undo_button"]), buttons.undo_button
         pin.drive_low()
-        time.sleep(0.4)  # a firm bump, far short of the hold
+        wait_for(lambda: (undo.active_time or 0) >= 0.4)  # a firm bump, far short of the hold
         pin.drive_high()
         assert table.game == "spy"
     finally:
@@ -239,7 +250,8 @@ def test_undo_is_held_one_and_a_half_seconds_by_default() -> None:
 
 
 def test_undo_with_nothing_to_undo_is_caught(rig: Rig) -> None:
-    rig.press(DEFAULT_PINS["undo_button"], hold=HOLD + 0.15)  # raises GameError inside: logged, cued
+    undo = DEFAULT_PINS["undo_button"]
+    rig.hold(undo, until=lambda: rig.cues)  # raises GameError inside: logged, cued
     assert rig.last_cue()["cue"] == "error" and "Nothing to undo" in rig.last_cue()["text"]
 
 

@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from companion.table.journal import Journal
 from companion.table.table import Table
 from tests.conftest import AUTH, make_config
 from tests.servers import free_port
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = 0.2  # undo_hold
@@ -102,12 +102,15 @@ def test_let_go_too_early_nothing_happens_but_a_hint(rig: Rig) -> None:
     before = spy_turn(rig)
     rig.down(NEXT)
     rig.down(UNDO)
-    time.sleep(HOLD + 0.1)  # past Undo's hold, short of the power-off hold
+    timer = rig.buttons._chord_timer  # the power-off hold's
+    assert timer is not None
+    wait_for(lambda: rig.buttons._held.get("undo"))  # past Undo's hold, short of the power-off hold
     rig.up(UNDO)
     assert rig.cues[-1]["cue"] == "error" and "Hold Next and Undo together for 1 s" in rig.cues[-1]["text"]
     rig.up(NEXT)  # still part of the gesture: Next does not pass
     assert rig.inputs() == before
-    assert not rig.powered_off.wait(POWER_OFF)  # the hold's timer was stopped: past its time, nothing
+    timer.join(timeout=5)  # the hold's timer was stopped: its thread ended without powering off
+    assert not timer.is_alive() and not rig.powered_off.is_set()
 
 
 def test_next_acts_when_let_go_and_alone(rig: Rig) -> None:
@@ -119,11 +122,8 @@ def test_next_acts_when_let_go_and_alone(rig: Rig) -> None:
 
 
 def wait_for_inputs(rig: Rig, inputs: list[dict[str, Any]]) -> None:
-    """Wait (5 s at most) until the journal holds `inputs`: a hold acts on gpiozero's own thread."""
-    deadline = time.monotonic() + 5
-    while rig.inputs() != inputs and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert rig.inputs() == inputs
+    """Wait until the journal holds `inputs`: a hold acts on gpiozero's own thread."""
+    wait_for(lambda: rig.inputs() == inputs)
 
 
 def test_an_undo_held_before_next_went_down_stands(rig: Rig) -> None:

@@ -12,8 +12,9 @@ import pytest
 from companion.appliance.cli import main
 from companion.games.catalog import load_catalog
 from companion.readers.registry import Registry
-from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
+from tests.nfc_emulator import TagEmulator, TagSpec, uid
 from tests.nfc_helpers import AUTH, free_udp_port, nfc_config, running_daemon
+from tests.waiting import wait_for
 
 SPY_TEAM = load_catalog()["spy-team"]
 

@@ -18,9 +18,9 @@ from companion.readers.families import readers_from_config
 from companion.readers.keyboard import KeyboardReader, uid_from_line
 from companion.readers.registry import Registry, registry_path
 from tests.keyboard_recording import Keyboards, RecordedKeyboard
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, running_daemon
 from tests.spy_team_play import trick_cards
+from tests.waiting import wait_for, wait_polls
 
 PATH = "/dev/input/by-id/usb-Sycreader_RFID_Technology-event-kbd"
 UID = "04a1b2c3"
@@ -61,11 +61,12 @@ def test_a_reader_types_through_evdev_and_is_grabbed(monkeypatch: pytest.MonkeyP
         keyboard.type("3283263748", repeat=True)
         wait_for(lambda: taps)
         keyboard.type("3283263748")  # a reader that repeats while the card stays: the same tap
-        time.sleep(0.15)
         keyboard.type("3283263748")
-        time.sleep(0.4)
+        wait_polls(reader.status, 2)  # a whole look at the device after the repeats: they were read
         assert taps == [{"uid": UID, "seat": 1}]
-        keyboard.type("3283263748")  # put back after the debounce: a new tap
+        # Put back once the debounce (0.3 s) is over, as the tap rule measures it from the last lift.
+        wait_for(lambda: time.monotonic() - reader.filter.left_at > 0.3)
+        keyboard.type("3283263748")  # a new tap
         keyboard.type("xyz")  # a misread (letters a decimal reader never types) counts as nothing
         wait_for(lambda: len(taps) == 2)
         wait_for(lambda: reader.status()["misreads"] == 1)
@@ -135,9 +136,8 @@ def test_a_spy_team_trick_on_a_seat_reader_with_an_unplug(
         keyboard.plug()
         wait_for(lambda: daemon.health()["reader"] == "ok")
         assert keyboard.grabbed  # grabbed again on the way back
-        for uid in uids[1:]:
+        for uid in uids[1:]:  # three cards one after the other, each read as its own tap
             keyboard.type(uid.upper())
-            time.sleep(0.05)
         wait_for(lambda: len([c for c in cues if c["cue"] == "trick-won"]) == 1)
         assert daemon.table.view()["played"] == cards
         assert names(cues).count("card-accepted") == 2 + 4

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from companion.appliance.daemon import Daemon
-from tests.nfc_emulator import TagEmulator, uid, wait_for
+from tests.nfc_emulator import TagEmulator, uid
 from tests.nfc_helpers import (
     AUTH,
     Cable,
@@ -20,6 +20,7 @@ from tests.nfc_helpers import (
     running_daemon,
     serving,
 )
+from tests.waiting import wait_for
 
 FAST = {"debounce": 0.2, "retry": 0.2}
 
@@ -63,7 +64,12 @@ def test_an_emulated_tap_is_scored_and_reaches_the_scoreboard(tmp_path: Path) ->
 
                 assert wait_for(lambda: shown("spy-team/red-1"))
                 assert wait_for(lambda: shown("spy-team/blue-7"))
-                accepted = [c for c in cues if c["cue"] == "card-accepted" and "card" in c["data"]]
+
+                def accepted_cards() -> list[dict[str, Any]]:
+                    return [c for c in cues if c["cue"] == "card-accepted" and "card" in c["data"]]
+
+                # a card's cue follows its state: wait for the cues themselves
+                accepted = wait_for(lambda: len(accepted_cards()) >= 2 and accepted_cards())
                 assert [(c["seat"], c["data"]["card"]) for c in accepted] == [
                     (0, "spy-team/red-1"),
                     (1, "spy-team/blue-7"),
@@ -176,10 +182,16 @@ def test_a_reader_pulled_out_and_plugged_back(tmp_path: Path, monkeypatch: pytes
             cable.plug()
             wait_for(lambda: played(daemon) == ["spy-team/red-1", "spy-team/blue-2"])
             wait_for(lambda: names(cues).count("reader-back") == 2)
-            blue = [
-                c for c in cues if c["cue"] == "card-accepted" and c["data"].get("card") == "spy-team/blue-2"
-            ]
-            assert len(blue) == 1  # blue-2 once
+
+            def blue() -> list[dict[str, Any]]:
+                return [
+                    c
+                    for c in cues
+                    if c["cue"] == "card-accepted" and c["data"].get("card") == "spy-team/blue-2"
+                ]
+
+            wait_for(blue)  # its cue follows its state
+            assert len(blue()) == 1  # blue-2 once
 
 
 def test_the_emulator_stopped_and_restarted(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,12 @@ import pytest
 from companion.core.config import ConfigError
 from companion.readers import VirtualReader, families
 from companion.readers.base import TapFilter
+from companion.readers.health import LinkWatch
+from companion.readers.known import KnownTags
 from companion.readers.nfc import NfcReader, ReaderSettings, readers_from_config
-from tests.nfc_emulator import TagEmulator, TagSpec, uid, wait_for
+from tests.nfc_emulator import TagEmulator, TagSpec, uid
 from tests.nfc_helpers import Taps, free_udp_port
+from tests.waiting import wait_for
 
 
 @pytest.fixture
@@ -46,6 +50,27 @@ def test_a_card_id_written_on_the_tag_is_the_tap(emulator: TagEmulator) -> None:
         assert taps.taps == [{"card": "spy-team/red-1", "seat": None}]
         assert reader.status()["connected"] is True
         assert reader.status()["path"] == emulator.path
+    finally:
+        reader.stop()
+
+
+def test_a_type_3_card_the_cache_knows_is_held_without_the_reader_lost(emulator: TagEmulator) -> None:
+    """The known-tag cache names Type 2 tags only. A Type 3 tag it remembered (put back within its
+    life, or lying there when a lost reader came back) was checked for presence by a 106A selection
+    its 8-byte IDm cannot make: nfcpy's ValueError, and the reader taken for lost while the card lay
+    there (seen as a flaky test_a_reader_pulled_out_and_plugged_back)."""
+    taps, cues = Taps(), []
+    emulator.present(uid(1), "spy-team/red-1")
+    reader = NfcReader(emulator.path, debounce=0.2, retry=0.2, watch=LinkWatch(cues.append))
+    reader.known = KnownTags(life=60)  # its card id still trusted when the reader first sees it
+    reader.known.remember(uid(1), "spy-team/red-1", time.monotonic())
+    reader.start(taps)
+    try:
+        wait_for(lambda: len(taps) == 1)
+        polls = reader._polls
+        wait_for(lambda: reader._polls >= polls + 5)  # held: its presence checked again and again
+        assert cues == [] and reader.status()["connected"]
+        assert taps.taps == [{"card": "spy-team/red-1", "seat": None}]
     finally:
         reader.stop()
 

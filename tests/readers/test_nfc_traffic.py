@@ -18,9 +18,9 @@ from companion.readers.known import KnownTags
 from companion.readers.nfc import NfcReader
 from companion.readers.ntag import ndef_tlv
 from companion.readers.registry import Registry
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import Taps
 from tests.pn532_emulator import Exchange, MifareClassic, Ntag, Pn532Emulator, text_message
+from tests.waiting import wait_for
 
 NTAG = "04a1b2c3d4e5f6"
 CARD = "peanuts/secret-police-2"

@@ -18,11 +18,11 @@ from companion.readers.health import LinkWatch
 from companion.readers.known import KnownTags
 from companion.readers.ntag import ndef_tlv
 from companion.readers.registry import Registry
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, Taps
 from tests.pcsc_card import Pcscd, VirtualNtag, ntag213, pcscd_missing
 from tests.servers import Server, running_companion
 from tests.spy_team_play import trick_cards
+from tests.waiting import wait_for, wait_polls
 
 READER = "Virtual PCD 00 00"
 
@@ -78,7 +78,7 @@ def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(
         assert reader.status()["path"] == READER  # found by a part of its name, in any case
         blank.place(pcscd.port)
         wait_for(lambda: len(taps.taps) == 1)
-        time.sleep(1.0)  # held: read again and again, counted once
+        wait_polls(reader.status, 20)  # held, 1 s at 50 ms a poll: read again and again, counted once
         assert taps.taps == [{"uid": "04000000000001", "seat": 2}]
         blank.lift()
         named.place(pcscd.port)
@@ -94,7 +94,9 @@ def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(
         named.place(pcscd.port)
         wait_for(lambda: [cue.name for cue in cues] == ["reader-lost", "reader-back"])
         assert reader.status()["connected"]
-        time.sleep(1.0)  # the card still lies there: it must not count again
+        # The card still lies there: it must not count again, also once the reopened reader's settle
+        # time (1 s, 20 polls) is over.
+        wait_polls(reader.status, 30)
         assert len(taps.taps) == 2 and [cue.name for cue in cues] == ["reader-lost", "reader-back"]
 
         # A card swapped while pcscd is away is one tap once it is back: nothing lost.
@@ -103,7 +105,7 @@ def test_taps_a_held_card_once_and_pcscd_restarts_without_a_lost_or_doubled_tap(
         pcscd.start()
         blank.place(pcscd.port)
         wait_for(lambda: len(taps.taps) == 3)
-        time.sleep(0.5)
+        wait_polls(reader.status, 30)  # past the settle time: still one tap
         assert taps.taps[2] == {"uid": "04000000000001", "seat": 2} and len(taps.taps) == 3
     finally:
         reader.stop()
@@ -142,7 +144,7 @@ def test_enrollment_writes_the_card_id_and_registers_a_read_only_tag_by_its_uid(
         reader.intercept = None
         taps = Taps()
         reader._tap = taps
-        time.sleep(0.3)
+        wait_for(lambda: reader.filter.present is None)  # the reader saw the last tag go
         writable.place(pcscd.port)
         wait_for(lambda: taps.taps)
         assert taps.taps == [{"card": first.id, "seat": None}]
@@ -174,7 +176,7 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
                 tag.place(pcscd.port)
                 wait_for(lambda n=number: reader()["taps"] == n)  # type: ignore[misc]
                 if number == 1:
-                    time.sleep(1.0)  # held a while: one card played
+                    wait_polls(reader, 20)  # held a while: one card played
                     assert len(table.call("GET", "/api/state")["played"]) == 1
                 if number == 2:  # pcscd restarts with the card on the reader: played once
                     pcscd.stop()
@@ -182,11 +184,17 @@ def test_a_spy_team_trick_through_companion_run_on_a_pcsc_reader(pcscd: Pcscd, t
                     pcscd.start()
                     tag.place(pcscd.port)
                     wait_for(lambda: reader()["connected"])
-                    time.sleep(0.5)
+                    wait_polls(reader, 30)  # past the reopened reader's settle time
                     assert reader()["taps"] == 2
                 tag.lift()
-            view = table.call("GET", "/api/state")
-            assert view["played"] == cards
+            # The reader counts a tap before the table takes it, and a card's cues follow its state:
+            # wait for the state, then for the trick's cue itself.
+            wait_for(lambda: table.call("GET", "/api/state")["played"] == cards)
+
+            def cue_names() -> list[str]:
+                return [data["cue"] for _, kind, data in events.events if kind == "cue"]
+
+            wait_for(lambda: "trick-won" in cue_names() and cue_names().count("card-accepted") >= 2 + 4)
             cues = [data for _, kind, data in events.events if kind == "cue"]
             names = [cue["cue"] for cue in cues]
             assert names.count("reader-lost") == 1 and names.count("reader-back") == 1
@@ -238,8 +246,9 @@ def test_auto_takes_a_pcsc_reader_that_appears_after_companion_run_started(
                 assert reader()["kind"] == "virtual"
 
                 pcscd.start()
-                wait_for(lambda: reader()["kind"] == "pcsc")
-                assert reader()["path"] == READER and reader()["device"] == f"pcsc:{READER}"
+                # Found (the kind) comes before opened (the path, once it connects): wait for the path.
+                wait_for(lambda: reader()["kind"] == "pcsc" and reader()["path"] == READER)
+                assert reader()["device"] == f"pcsc:{READER}"
                 wait_for(lambda: reader()["connected"])
                 card = first_trick(table)[0]
                 tag = tag_with(30, card)

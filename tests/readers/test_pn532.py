@@ -8,6 +8,7 @@ layer cannot run here): that tests nfcpy's `acr122` driver from its transport up
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import struct
@@ -27,7 +28,6 @@ import pytest
 from companion.readers.frontend import adopt, close_frontend, open_frontend
 from companion.readers.health import LinkWatch
 from companion.readers.nfc import NfcReader, NfcTag, read_tag
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import Taps
 from tests.pn532_emulator import (
     MifareClassic,
@@ -38,6 +38,7 @@ from tests.pn532_emulator import (
     ndef_tlv,
     text_message,
 )
+from tests.waiting import wait_for
 
 NTAG = "04a1b2c3d4e5f6"
 CLASSIC = "c0ffee01"
@@ -315,7 +316,8 @@ try:
     print("controlling terminal", flush=True)
 except OSError:
     print("no controlling terminal", flush=True)
-time.sleep(30)
+for line in sys.stdin:  # each line: "still alive" (a SIGHUP would have ended it)
+    print("alive", flush=True)
 """
 
 
@@ -324,16 +326,20 @@ def test_the_reader_never_becomes_the_controlling_terminal(board: Pn532Emulator)
     controlling terminal, and unplugging the adapter kills it with SIGHUP (issue 16, 9)."""
     process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(board.link)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
     try:
-        assert process.stdout is not None
+        assert process.stdin is not None and process.stdout is not None
         assert process.stdout.readline().strip() == "no controlling terminal"
-        board.unplug()  # the tty hangs up
-        time.sleep(0.5)
-        assert process.poll() is None, f"the reader's process died of signal {-(process.poll() or 0)}"
+        board.unplug()  # the tty hangs up: a SIGHUP, had it become the controlling terminal, is sent now
+        with contextlib.suppress(BrokenPipeError):  # dead already
+            process.stdin.write("still there?\n")
+            process.stdin.flush()
+        answer = process.stdout.readline().strip()  # "" once it is dead
+        assert answer == "alive", f"the reader's process died of signal {-(process.wait(timeout=5) or 0)}"
     finally:
         process.kill()
         process.wait()
@@ -447,14 +453,20 @@ def test_auto_keeps_looking_and_switches_to_a_reader_that_appears(
     from companion.readers import families
     from companion.readers import nfc as nfc_readers
 
-    monkeypatch.setattr(nfc_readers, "auto_paths", lambda: [board.path])
+    looks: list[float] = []  # each search's look at the serial ports
+
+    def paths() -> list[str]:
+        looks.append(time.monotonic())
+        return [board.path]
+
+    monkeypatch.setattr(nfc_readers, "auto_paths", paths)
     board.unplug()
     cues, taps = Cues(), Taps()
     [reader] = families.readers_from_config([{"device": "auto", "retry": 0.2}], cues)
     assert reader.status()["kind"] == "virtual" and reader.status()["connected"]
     reader.start(taps)
     try:
-        time.sleep(0.5)
+        wait_for(lambda: len(looks) >= 3)  # it looked again and again, and found nothing meanwhile
         assert reader.status()["kind"] == "virtual" and cues.names() == []
         board.put(Ntag(NTAG, text="spy-team/red-1"))
         board.plug()

@@ -18,11 +18,11 @@ from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
 from companion.readers.known import KnownTags
 from companion.readers.registry import Registry
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import names, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_buses import Pn532Board, Pn532I2cBus, Pn532SpiBus
 from tests.pn532_emulator import Tag, ndef_tlv, numbered_ntag, text_message
 from tests.spy_team_play import trick_cards
+from tests.waiting import wait_for
 
 busio = pytest.importorskip("busio", reason="needs the pn532 extra (Adafruit Blinka)")
 pytest.importorskip("adafruit_pn532", reason="needs the pn532 extra")
@@ -124,9 +124,23 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
     """`auto` looked for PC/SC and nfcpy only: a PN532 on I2C was never found. It is looked for once
     /dev/i2c-1 exists (a stand-in path here) and taken when it answers, while the daemon runs; a
     board on SPI is never probed blind."""
-    from companion.readers import pn532
+    from companion.readers import families, pn532
     from companion.readers.families import main
 
+    looks: list[float] = []  # each time auto looked for the PN532 on I2C
+
+    def counted(finder: Any) -> Any:
+        def look() -> Any:
+            looks.append(time.monotonic())
+            return finder()
+
+        return look
+
+    search = [
+        (name, counted(find) if name.startswith("pn532:i2c1") else find)
+        for name, find in families.AUTO_SEARCH
+    ]
+    monkeypatch.setattr(families, "AUTO_SEARCH", tuple(search))
     i2c, spi = Pn532I2cBus(), Pn532SpiBus()
     monkeypatch.setattr(busio, "I2C", i2c)
     monkeypatch.setattr(busio, "SPI", spi)
@@ -143,8 +157,8 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
         assert reader()["kind"] == "virtual" and daemon.health()["reader"] == "ok"
         assert "pn532:i2c1 (a PN532 at 0x24 on /dev/i2c-1)" in reader()["searching"]
         assert daemon.cards.nfc_readers == 0  # the virtual mat cannot enroll
-        time.sleep(0.3)
-        assert i2c.transfers == 0  # no /dev/i2c-1: the bus is left alone
+        wait_for(lambda: len(looks) >= 3)  # it looked three times...
+        assert i2c.transfers == 0  # ...but with no /dev/i2c-1, the bus is left alone
         (tmp_path / "i2c1").touch()  # I2C turned on, the board not answering yet
         wait_for(lambda: i2c.transfers > 0)
         assert reader()["kind"] == "virtual"

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient
 from tests.pn532_emulator import MifareClassic, Ntag, Pn532Emulator, ndef_tlv
 from tests.spy_team_play import trick_cards
 from tests.table.test_crash import Companion
+from tests.waiting import wait_for
 
 
 class TableWithPn532(Companion):
@@ -83,8 +83,10 @@ def test_a_spy_team_round_on_a_serial_pn532_then_kill_9_and_restart(tmp_path: Pa
                     board.put(ntag(number, card))
                     wait_for(lambda n=number: table.reader()["taps"] == 2 + n)  # type: ignore[misc]
                     if number == 1:
-                        reads = table.reader()["reads"]
-                        time.sleep(1.0)  # held: its presence is checked every 20 ms
+                        # Held: the daemon checks it is still there (an InListPassiveTarget by its
+                        # UID) again and again; 25 of those, and it is neither read nor played again.
+                        reads, checks = table.reader()["reads"], len(board.chip.stats.polls)
+                        wait_for(lambda c=checks: len(board.chip.stats.polls) >= c + 25)  # type: ignore[misc]
                         assert len(table.state()["played"]) == 1 and table.reader()["reads"] == reads
                     board.lift()
             wait_for(lambda: cues(events, "mission-sabotaged"))

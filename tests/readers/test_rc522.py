@@ -5,7 +5,6 @@ and back, enrollment per tag, the pins it takes and doctor (issue 11)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,12 @@ from companion.readers.enrollment import Enrollment
 from companion.readers.families import readers_from_config
 from companion.readers.known import KnownTags
 from companion.readers.registry import Registry
-from tests.nfc_emulator import wait_for
 from tests.nfc_helpers import SseClient, nfc_config, play_a_trick_on_a_board, running_daemon
 from tests.pn532_emulator import MifareClassic, ndef_tlv, numbered_ntag, text_message
 from tests.rc522_emulator import SITECUSTOMIZE, WIRE_ENV, Rc522Board, SpiWire, on_the_bus
 from tests.servers import running_companion
 from tests.spy_team_play import trick_cards
+from tests.waiting import wait_for, wait_polls
 
 ROOT = Path(__file__).resolve().parents[2]
 spidev = pytest.importorskip("spidev", reason="needs the rc522 extra (spidev)")
@@ -92,17 +91,24 @@ def test_a_spy_team_trick_through_companion_run(tmp_path: Path) -> None:
                 board.put(tag)
                 wait_for(lambda n=number: reader()["taps"] == n)  # type: ignore[misc]
                 if number == 1:
-                    time.sleep(0.8)  # held: one card played
+                    wait_polls(reader, 30)  # held, polled 30 times: one card played
                     assert len(table.call("GET", "/api/state")["played"]) == 1
                 if number == 2:  # off the bus with the card on it, and back: not played again
                     board.unplug()
                     wait_for(lambda: not reader()["connected"])
                     board.plug(tag)
                     wait_for(lambda: reader()["connected"])
-                    time.sleep(0.5)
+                    wait_polls(reader, 20)  # the card still lies there: not played again
                     assert reader()["taps"] == 2
                 board.lift()
-            assert table.call("GET", "/api/state")["played"] == cards
+            # The reader counts a tap before the table takes it, and a card's cues follow its state:
+            # wait for the state, then for the trick's cue itself.
+            wait_for(lambda: table.call("GET", "/api/state")["played"] == cards)
+
+            def cue_names() -> list[str]:
+                return [data["cue"] for _, kind, data in events.events if kind == "cue"]
+
+            wait_for(lambda: "trick-won" in cue_names() and cue_names().count("card-accepted") >= 2 + 4)
             cues = [data for _, kind, data in events.events if kind == "cue"]
             assert [cue["cue"] for cue in cues].count("card-accepted") == 2 + 4
             assert [cue["cue"] for cue in cues].count("reader-back") == 1

@@ -23,6 +23,7 @@ def test_enroll_an_unknown_tag_and_walk_a_deck_from_the_tablet(browser: Browser,
     asked: list[str] = []
     page.on("request", lambda request: asked.append(f"{request.method} {request.url}"))
     page.goto(f"{server.url}/control#token={TOKEN}")
+    live(page)
     panel = page.locator("#enroll")
     spy_team = panel.locator('.enroll-game[data-game="spy-team"]')
     expect(spy_team).to_contain_text("0/48 cards have a tag")
@@ -49,12 +50,20 @@ def test_enroll_an_unknown_tag_and_walk_a_deck_from_the_tablet(browser: Browser,
     expect(panel.locator(".enroll-session")).to_contain_text("Type the UID of Red 3")
     expect(panel.locator(".enroll-session")).to_contain_text("1/47")
     expect(panel.locator(".enroll-session progress")).to_have_attribute("value", "1")
-    page.wait_for_timeout(1000)
+    server.call("POST", "/api/cards/session/tap", {"uid": "04a1b2c3d4e5f8"})  # and the next one
+    expect(panel.locator(".enroll-session")).to_contain_text("Type the UID of Red 4")
+    expect(panel.locator(".enroll-session")).to_contain_text("2/47")
     assert not [line for line in asked if line.startswith("GET") and "/api/cards/session" in line]
     panel.get_by_role("button", name="Stop").click()
     expect(panel.locator(".enroll-session")).to_have_count(0)
-    expect(spy_team).to_contain_text("2/48 cards have a tag")
+    expect(spy_team).to_contain_text("3/48 cards have a tag")
     assert errors == []
+
+
+def live(page: Page) -> None:
+    """Wait until the page's event stream brought its first state: the cues of what the test does
+    next reach the page (one sent before the stream is open is heard by nobody)."""
+    expect(page.locator("body[data-status]")).to_be_attached()
 
 
 def control_page(browser: Browser, server: Server, width: int = 1280) -> tuple[Page, list[str]]:
@@ -69,6 +78,7 @@ def control_page(browser: Browser, server: Server, width: int = 1280) -> tuple[P
     )
     page.goto(f"{server.url}/control#token={TOKEN}")
     expect(page.locator('#enroll .enroll-game[data-game="spy-team"]')).to_be_visible()
+    live(page)
     return page, errors
 
 

@@ -16,6 +16,10 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.scripted_games import spy
 from tests.servers import TOKEN, Server, running_companion
+from tests.waiting import WATCH_STREAM, wait_settled
+
+# Resolves once the page has painted twice since: what was just changed is on the screen.
+PAINTED = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
 def page_at(browser: Browser, url: str, width: int = 390, height: int = 844) -> Page:
@@ -43,9 +47,13 @@ def test_controls_need_a_token_and_a_wrong_one_is_said_plainly(browser: Browser,
 def test_the_main_step_stands_out_and_a_double_click_is_one_tap(browser: Browser, server: Server) -> None:
     server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
     page = page_at(browser, f"{server.url}/control#token={TOKEN}")
-    page.dblclick('#mat button[data-card="spy/green-spy"]')
+    taps: list[str] = []
+    page.on(
+        "request", lambda request: taps.append(request.method) if request.url.endswith("/api/taps") else None
+    )
+    page.dblclick('#mat button[data-card="spy/green-spy"]')  # both clicks handled once it returns
     expect(page.locator("#message")).to_have_text("Tap sent.")
-    page.wait_for_timeout(300)
+    assert taps == ["POST"]  # the second click sent nothing
     state = server.call("GET", "/api/state")
     assert [p["colour"] for p in state["players"]] == ["green", None]  # one claim, no refusal
     server.call("POST", "/api/taps", {"card": "spy/red-spy"})
@@ -150,7 +158,10 @@ def test_a_refusal_is_shown_by_the_device_that_caused_it_and_briefly_by_the_scor
     """Two control pages in one browser: only the one whose tap was refused says so."""
     server.call("POST", "/api/games", {"game": "spy", "players": ["Ann", "Bob"]})
     mine = page_at(browser, f"{server.url}/control#token={TOKEN}")
-    other = page_at(browser, f"{server.url}/control#token={TOKEN}")
+    other = browser.new_page(viewport={"width": 390, "height": 844})
+    other.set_default_timeout(10_000)
+    other.add_init_script(WATCH_STREAM)
+    other.goto(f"{server.url}/control#token={TOKEN}")
     board = page_at(browser, server.url + "/", 1280, 800)
     expect(board.locator("#title")).to_have_text("SPY")
     expect(other.locator('#mat button[data-card="spy/green-safe-1"]')).to_be_enabled()
@@ -161,7 +172,8 @@ def test_a_refusal_is_shown_by_the_device_that_caused_it_and_briefly_by_the_scor
     banner = board.locator("#banner.show")
     expect(banner).to_have_attribute("data-cue", "error")
     assert refusal in (banner.text_content() or "")
-    other.wait_for_timeout(500)  # the refusal's cue has reached every page by now
+    # The refusal's cue reached the other page too (its stream): it says nothing of it.
+    other.wait_for_function("window.cues.some((c) => c.cue === 'error')")
     expect(other.locator("#message")).not_to_be_visible()
     assert refusal not in other.locator("body").inner_text()
     expect(banner).to_have_count(0, timeout=5_000)  # the scoreboard clears it after a moment
@@ -241,7 +253,7 @@ def test_colours_are_told_apart_under_a_deuteranopia_simulation(browser: Browser
         for c in colours
     }
     page.evaluate(SIMULATE)
-    page.wait_for_timeout(100)
+    page.evaluate(PAINTED)
     band = {
         c: commonest([rgb for row in pixels(page, f".spy .player.{c} header") for rgb in row])
         for c in colours
@@ -265,7 +277,7 @@ def test_colours_are_told_apart_under_a_deuteranopia_simulation(browser: Browser
     server.call("POST", "/api/taps", {"card": "spy-team/red-9"})
     server.call("POST", "/api/taps", {"card": "spy-team/blue-9"})
     expect(page.locator(".spy-team .card.blue.played")).to_have_count(1)
-    page.wait_for_timeout(600)  # the played card's drop has ended
+    wait_settled(page)  # the played card's drop has ended
     corners = [light(pixels(page, f".spy-team .card.{team}.played", corner=True)) for team in ("red", "blue")]
     assert similarity(*corners) < 0.9
     page.close()

@@ -17,6 +17,7 @@ from companion.appliance.daemon import Daemon
 from companion.webapp import events
 from companion.webapp.events import Broker, StreamRefused
 from tests.servers import Server, running_companion
+from tests.waiting import wait_for
 
 
 def opened(broker: Broker, address: str = "10.0.0.1", first: dict[str, Any] | None = None) -> Iterator[str]:
@@ -241,6 +242,17 @@ def test_a_storm_of_stream_opens_from_another_address_does_not_blank_a_scoreboar
         assert max(late.values()) < 1.0, late
 
 
+def not_accepted(port: int) -> int:
+    """How many connections to the listening socket on `port` the server has not accepted yet: the
+    kernel's accept queue, which /proc/net/tcp gives as the listening socket's rx_queue."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, queues = fields[1], fields[3], fields[4]
+        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+            return int(queues.split(":")[1], 16)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
 def test_idle_connections_from_one_address_lock_nobody_out(tmp_path: Path) -> None:
     """Issue 13: 98 idle TCP connections used to lock everyone out, no token needed."""
     import socket
@@ -253,7 +265,8 @@ def test_idle_connections_from_one_address_lock_nobody_out(tmp_path: Path) -> No
                 sock.bind(("127.0.0.2", 0))
                 sock.connect(("127.0.0.1", server.port))
                 idle.append(sock)
-            time.sleep(0.5)
+            # All of them accepted by waitress (none left in the kernel's queue) before the test asks.
+            wait_for(lambda: not_accepted(server.port) == 0)
             started = time.monotonic()
             assert server.call("GET", "/api/state")["status"] == "idle"
             connection, response = open_stream(server, "127.0.0.3")
