@@ -162,19 +162,26 @@ const Companion = (() => {
     const info = gameInfo(name);
     if (!info || !info.renderer.js) return Promise.resolve(renderer(name));
     if (!requested[name]) {
-      if (info.renderer.css) document.head.append(h("link", {rel: "stylesheet", href: info.renderer.css}));
-      requested[name] = new Promise((resolve) => {
-        const script = h("script", {src: info.renderer.js});
-        script.onload = script.onerror = () => resolve(renderer(name));
-        document.head.append(script);
+      // Its script and its style sheet both, before the board is drawn: a board drawn and its type
+      // fitted before the sheet applies keeps the wrong size once it does.
+      const added = (node) => new Promise((done) => {
+        node.onload = node.onerror = done;
+        document.head.append(node);
+      });
+      const sheet = info.renderer.css ? added(h("link", {rel: "stylesheet", href: info.renderer.css})) : null;
+      requested[name] = Promise.all([added(h("script", {src: info.renderer.js})), sheet]).then(() => {
+        loaded[name] = true;
+        return renderer(name);
       });
     }
     return requested[name];
   }
-  // Whether `name`'s renderer is ready; if not, `then()` runs once it is.
+  const loaded = {};
+  // Whether `name`'s renderer is ready (loaded here, or by the page itself: the first look's is in its
+  // head); if not, `then()` runs once it is.
   function rendererReady(name, then) {
     const info = gameInfo(name);
-    if (!name || !info || !info.renderer.js || games[name]) return true;
+    if (!name || !info || !info.renderer.js || loaded[name] || (games[name] && !requested[name])) return true;
     loadRenderer(name).then(then);
     return false;
   }
