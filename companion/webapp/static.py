@@ -10,10 +10,10 @@ best level. Then:
 - a browser that accepts gzip gets the gzipped bytes (`Vary: Accept-Encoding`).
 
 A page may carry its first look (issue 22): the scoreboard's `<!-- first look -->` becomes, per
-request, its game's renderer (style sheet and deferred script, versioned) and the data to draw the
-table's state at once, as JSON in a `<script type="application/json" id="first-look">`, so the
-board needs no chain of fetches. `?first-look=0` serves the page without it (the fetches of
-before, for the benchmark beside it).
+request, its game's renderer (style sheet and deferred, render-blocking script, versioned) and the
+data to draw the table's state at once, as JSON in a `<script type="application/json"
+id="first-look">`, so the board needs no chain of fetches. `?first-look=0` serves the page without
+it (the fetches of before, for the benchmark beside it).
 """
 
 from __future__ import annotations
@@ -98,7 +98,11 @@ class StaticFiles:
     def page_with(self, name: str, inline: Inline) -> Asset:
         """Page `name` carrying `inline` at its `<!-- first look -->`."""
         tags = [f'<link rel="stylesheet" href="{html.escape(self.url(url))}">' for url in inline.styles]
-        tags += [f'<script defer src="{html.escape(self.url(url))}"></script>' for url in inline.scripts]
+        # Render-blocking (as the page's own scripts): the first frame is the board, not an empty page.
+        tags += [
+            f'<script defer blocking="render" src="{html.escape(self.url(url))}"></script>'
+            for url in inline.scripts
+        ]
         tags.append(f'<script type="application/json" id="first-look">{inline_json(inline.data)}</script>')
         text = self.assets[name].body.decode("utf-8").replace(FIRST_LOOK, "\n  ".join(tags), 1)
         return _page_asset(name, text)

@@ -170,9 +170,6 @@
     e.target.disabled = true;
   });
 
-  fetch("/healthz").then((r) => r.json()).then((s) => {
-    if (s.reader === "lost") setHealth("Reader lost", false);
-  }).catch(() => {});
   // The page arrived with its first look (the server's view, the game's presentation, the cues; its
   // renderer loaded before this script): the board is drawn now, then follows the stream. Without it
   // (`?first-look=0`) the stream's messages wait, in order, for the whole catalogue.
@@ -187,7 +184,22 @@
     drawn = null;
     if (!same) ready.then(() => show(v));
   }
-  connect(onState, (c) => ready.then(() => cue(c)), linked);
+  // The reader's health and the stream start after the first frame: the board is drawn first (or
+  // after FOLLOW_AFTER at the latest: a hidden page runs no animation frames).
+  const FOLLOW_AFTER = 300; // ms
+  let following = false;
+  function follow() {
+    if (following) return;
+    following = true;
+    fetch("/healthz").then((r) => r.json()).then((s) => {
+      if (s.reader === "lost") setHealth("Reader lost", false);
+    }).catch(() => {});
+    connect(onState, (c) => ready.then(() => cue(c)), linked);
+  }
+  if (first) {
+    requestAnimationFrame(() => setTimeout(follow, 0));
+    setTimeout(follow, FOLLOW_AFTER);
+  } else follow();
 
   // Offline must be obvious: after OFFLINE_AFTER without the table the board dims and says so (what
   // it shows may be out of date); the stream's return brings the current state and clears it.
