@@ -32,6 +32,12 @@ NEWEST_IN_VIEW = """(text) => {
   const inList = line.top >= box.top - 1 && line.bottom <= box.bottom + 1;
   return inList && line.bottom <= innerHeight && box.height > 0;
 }"""
+# A promise of the story's next `toggle` event, handled by then (the page's own handler came first).
+TOGGLED = """() => {
+  const story = document.querySelector('#story');
+  window.storyToggled = new Promise((done) =>
+    story.addEventListener('toggle', () => done(true), {once: true}));
+}"""
 BOARD_BOX = """(() => {
   const r = document.querySelector('#board').getBoundingClientRect();
   return [r.left, r.top, r.width, r.height];
@@ -184,7 +190,11 @@ def test_right_after_a_round_the_board_names_each_players_part_and_the_story_ope
     # A reader who scrolled up stays where they read while the game goes on.
     for page in pages.values():
         page.bring_to_front()
+        # Opening scrolls to the newest line in the story's `toggle` handler, a task after the click:
+        # scroll up only once that event was handled, or its scroll lands after ours.
+        page.evaluate(TOGGLED)
         page.click("#story summary")
+        page.evaluate("window.storyToggled")
         page.wait_for_function(NEWEST_IN_VIEW, arg=view["log"][-1], timeout=5000)
         page.evaluate("document.querySelector('#story ol').scrollTop = 0")
     advance(script, "game-over")
