@@ -32,11 +32,13 @@ NEWEST_IN_VIEW = """(text) => {
   const inList = line.top >= box.top - 1 && line.bottom <= box.bottom + 1;
   return inList && line.bottom <= innerHeight && box.height > 0;
 }"""
-# A promise of the story's next `toggle` event, handled by then (the page's own handler came first).
+# A promise of the `toggle` event that opens the story, handled by then (the page's own handler came
+# first); a closing one still on its way is not it.
 TOGGLED = """() => {
   const story = document.querySelector('#story');
-  window.storyToggled = new Promise((done) =>
-    story.addEventListener('toggle', () => done(true), {once: true}));
+  window.storyToggled = new Promise((done) => story.addEventListener('toggle', function opened() {
+    if (story.open) { story.removeEventListener('toggle', opened); done(true); }
+  }));
 }"""
 BOARD_BOX = """(() => {
   const r = document.querySelector('#board').getBoundingClientRect();
