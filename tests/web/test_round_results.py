@@ -138,7 +138,9 @@ FIGURES: dict[str, Callable[[Page, dict[str, Any]], None]] = {
 def open_story(page: Page, view: dict[str, Any]) -> None:
     """Open the story: its newest line in view, the board where it was and still seen."""
     before = page.evaluate(BOARD_BOX)
+    page.evaluate(TOGGLED)
     page.click("#story summary")
+    page.evaluate("window.storyToggled")  # placed beside the board and scrolled by its handler
     page.wait_for_function(NEWEST_IN_VIEW, arg=view["log"][-1], timeout=5000)
     assert page.evaluate(BOARD_BOX) == before  # nothing pushed the board
     assert page.evaluate(BOARD_SEEN)
