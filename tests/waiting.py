@@ -17,15 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
-    """Poll `condition` until it returns something true; fail the test after `timeout` seconds."""
+def wait_for(
+    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01, what: str | None = None
+) -> Any:
+    """Poll `condition` until it returns something true; fail the test after `timeout` seconds,
+    naming `what` it waited for (else the condition itself)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {condition}")
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
         time.sleep(interval)
 
 

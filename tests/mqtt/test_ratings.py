@@ -10,9 +10,8 @@ import random
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from companion.mqtt.results import results_of
 from companion.table.entries import Entry
 from tests.mosquitto import MOSQUITTO, Broker
 from tests.servers import free_port
+from tests.waiting import wait_for
 
 NIGHT = json.loads((Path(__file__).parent / "league_night.json").read_text())["messages"]
 TITLES = {game: data.title for game, data in load_catalog().items()}  # what `companion league` shows
@@ -142,7 +142,7 @@ def league_process(tmp_path: Path, broker: Broker) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
-            wait_for(lambda: get_league(url), "the league to answer")
+            wait_for(lambda: get_league(url), 20.0, 0.1, what="the league to answer")
             yield url
         finally:
             process.terminate()
@@ -155,16 +155,6 @@ def get_league(url: str, query: str = "") -> dict[str, Any] | None:
             return dict(json.load(response))
     except OSError:
         return None
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # A result no table would send: the league logs it and leaves it out of everything.
@@ -204,7 +194,9 @@ def test_a_recorded_night_through_the_broker_is_rated_as_openskill_rates_it(tmp_
             every = len(PLAYED)
             league = wait_for(
                 lambda: (v := get_league(url)) and v["ratings"]["overall"]["games"] == every and v,
-                "every game to be rated",
+                20.0,
+                0.1,
+                what="every game to be rated",
             )
             assert_rated_as_openskill(league["ratings"], PLAYED)
             spy_team = next(s for s in league["standings"] if s["game"] == "spy-team")

@@ -5,7 +5,6 @@ dbus-daemon, tests/nm_mock.py): the access point comes up by itself when no netw
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,7 @@ from companion.core.config import load_config
 from companion.network.nm import OWN_UUID
 from tests.nm_mock import MockNM
 from tests.servers import TOKEN, free_port, running_companion
-
-
-def wait_for(what: Callable[[], bool], seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not what():
-        assert time.monotonic() < deadline, "not within the deadline"
-        time.sleep(0.1)
+from tests.waiting import wait_for
 
 
 def config_file(tmp_path: Path, port: int) -> Path:
@@ -46,7 +39,7 @@ def test_the_daemon_raises_it_and_the_command_steers_it(
     config = config_file(tmp_path, port)
     with running_companion(tmp_path / "journal.db", "--config", str(config), port=port) as server:
         started = time.monotonic()
-        wait_for(lambda: uuids(mock_nm) == [OWN_UUID])  # no network: up after `wait` (5 s)
+        wait_for(lambda: uuids(mock_nm) == [OWN_UUID], 20.0, 0.1)  # no network: up after `wait` (5 s)
         assert time.monotonic() - started > 3
         capsys.readouterr()
         assert main(["hotspot", "status", "--config", str(config)]) == 0
