@@ -94,6 +94,11 @@ class Tag:
         self.selected = False  # a Type 2 tag (and a Classic) falls back to IDLE after a NAK
         return NAK_4BIT
 
+    def data_reads(self) -> list[int]:
+        """The pages of the data area (4 on) this tag was asked to READ, in order (not the READ of
+        page 0 that checks a held tag still answers, selected)."""
+        return [command[1] for command in self.commands if command[0] == 0x30 and command[1] >= 4]
+
 
 NTAG_MODELS = {213: (0x0F, 45, 0x12), 215: (0x11, 135, 0x3E), 216: (0x13, 231, 0x6D)}
 

@@ -185,11 +185,6 @@ def test_auto_finds_a_pn532_on_i2c_bus_1_and_never_probes_spi(
     assert main() == 0 and capsys.readouterr().out == "pn532:i2c1\n"
 
 
-def data_reads(tag: Any) -> list[int]:
-    """The pages of the data area (4 on) the tag was asked to READ, in order."""
-    return [command[1] for command in tag.commands if command[0] == 0x30 and command[1] >= 4]
-
-
 def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag(
     device: str, bus: Pn532Board, tmp_path: Path
 ) -> None:
@@ -202,13 +197,13 @@ def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag
     try:
         bus.put(tag)
         wait_for(lambda: len(taps) == 1)
-        assert data_reads(tag) == [4, 8]  # the two READs that cover its card id, once
+        assert tag.data_reads() == [4, 8]  # the two READs that cover its card id, once
         bus.lift()
         wait_for(lambda: reader.filter.present is None)  # type: ignore[attr-defined]
         commands = len(bus.chip.stats.commands)
         bus.put(tag)
         wait_for(lambda: len(taps) == 2)
-        assert taps[1]["card"] == "peanuts/secret-police-2" and data_reads(tag) == [4, 8]
+        assert taps[1]["card"] == "peanuts/secret-police-2" and tag.data_reads() == [4, 8]
         assert 0x40 not in bus.chip.stats.commands[commands:]  # no InDataExchange: activation only
         session = Enrollment(load_catalog()["spy"], registry, force=True)
         reader.intercept = session.offer  # type: ignore[attr-defined]

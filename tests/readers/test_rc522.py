@@ -200,12 +200,6 @@ def test_doctor_finds_it(
     assert gone.status == "FAIL" and "no RC522 answers on SPI bus 0" in gone.message
 
 
-def data_reads(tag: Any) -> list[int]:
-    """The pages of the data area (4 on) the tag was asked to READ, in order (a held tag is asked
-    for page 0: that it still answers, selected)."""
-    return [command[1] for command in tag.commands if command[0] == 0x30 and command[1] >= 4]
-
-
 def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag(
     device: str, board: Rc522Board, tmp_path: Path
 ) -> None:
@@ -224,13 +218,13 @@ def test_a_repeat_tap_is_served_from_the_cache_until_enrollment_rewrites_the_tag
     try:
         board.put(tag)
         wait_for(lambda: len(taps) == 1)
-        assert data_reads(tag) == [4, 8]  # the two READs that cover its card id, once
+        assert tag.data_reads() == [4, 8]  # the two READs that cover its card id, once
         polls = reader.status()["polls"]
         wait_for(lambda: reader.status()["polls"] >= polls + 5)  # held: a READ of page 0 each poll
-        assert data_reads(tag) == [4, 8] and len(taps) == 1
+        assert tag.data_reads() == [4, 8] and len(taps) == 1
         lay_again()
         wait_for(lambda: len(taps) == 2)
-        assert taps[1]["card"] == "peanuts/secret-police-2" and data_reads(tag) == [4, 8]
+        assert taps[1]["card"] == "peanuts/secret-police-2" and tag.data_reads() == [4, 8]
         session = Enrollment(load_catalog()["spy"], registry, force=True)
         reader.intercept = session.offer  # type: ignore[attr-defined]
         lay_again()
