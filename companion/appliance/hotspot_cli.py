@@ -6,12 +6,11 @@ programs raising and dropping the same radio would fight."""
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from companion.appliance.loopback import ask_daemon
 from companion.core.config import config_path, load_config
 
 
@@ -41,9 +40,9 @@ def cmd_hotspot(args: argparse.Namespace) -> int:
     port = args.port or config.port
     try:
         if args.hold == "status":
-            status = _loopback("GET", port, config.token)
+            status = ask_daemon("GET", "/api/hotspot", port, config.token, timeout=30)
         else:
-            status = _loopback("POST", port, config.token, {"hold": args.hold})
+            status = ask_daemon("POST", "/api/hotspot", port, config.token, {"hold": args.hold}, timeout=30)
     except OSError as error:
         print(f"companion: the daemon does not answer on port {port}: {error}", file=sys.stderr)
         return 1
@@ -63,17 +62,3 @@ def describe(status: dict[str, Any]) -> list[str]:
     if status.get("error"):
         lines.append(f"NetworkManager: {status['error']}")
     return lines
-
-
-def _loopback(method: str, port: int, token: str, body: dict[str, str] | None = None) -> dict[str, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    try:
-        connection.request(method, "/api/hotspot", body=json.dumps(body) if body else None, headers=headers)
-        response = connection.getresponse()
-        answer = json.loads(response.read() or b"{}")
-    finally:
-        connection.close()
-    if response.status >= 400:
-        raise OSError(answer.get("error", f"HTTP {response.status}"))
-    return answer  # type: ignore[no-any-return]

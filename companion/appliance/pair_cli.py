@@ -4,12 +4,11 @@ unpair every device) and shows it with the address to type it at."""
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from companion.appliance.loopback import ask_daemon
 from companion.appliance.urls import table_addresses
 from companion.core.config import config_path, load_config
 from companion.webapp.pairing import CODE_SECONDS
@@ -31,7 +30,7 @@ def cmd_pair(args: argparse.Namespace) -> int:
     port = args.port or config.port
     method = "DELETE" if args.forget else "POST"
     try:
-        answer = _loopback(method, port, config.token)
+        answer = ask_daemon(method, "/api/pairing", port, config.token)
     except OSError as error:
         print(f"companion: the daemon does not answer on port {port}: {error}", file=sys.stderr)
         return 1
@@ -43,16 +42,3 @@ def cmd_pair(args: argparse.Namespace) -> int:
     print(f"Pairing code: {code[:3]} {code[3:]}  (valid {CODE_SECONDS // 60} minutes, once)")
     print(f"On the control device open {url} and type it.")
     return 0
-
-
-def _loopback(method: str, port: int, token: str) -> dict[str, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request(method, "/api/pairing", headers={"Authorization": f"Bearer {token}"})
-        response = connection.getresponse()
-        body = json.loads(response.read() or b"{}")
-    finally:
-        connection.close()
-    if response.status >= 400:
-        raise OSError(body.get("error", f"HTTP {response.status}"))
-    return body  # type: ignore[no-any-return]
