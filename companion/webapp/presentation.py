@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from flask import Blueprint, abort, jsonify, request, send_file
+from flask import Blueprint, abort, current_app, jsonify, request, send_file
 
 from companion.core.cues import CUE_NAMES, CUE_STYLES, CueStyle
 from companion.core.resources import web_dir
@@ -70,14 +70,14 @@ def pattern_json(pattern: Pattern) -> dict[str, Any]:
     return {"sound": pattern.sound, "light": pattern.light, "tune": tune, "lights": pattern.lights}
 
 
-def cue_catalogue() -> list[dict[str, Any]]:
-    """Every cue: its name and meaning, how the pages present it and how the table's pins do."""
+def cue_catalogue(pins: bool = True) -> list[dict[str, Any]]:
+    """Every cue: its name and meaning, how the pages present it and (`pins`) how the table's pins do."""
     return [
         {
             "cue": name,
             "meaning": meaning,
             **CUE_STYLES.get(name, CueStyle()).to_json(),
-            "pins": pattern_json(PATTERNS.get(name, SILENT)),
+            **({"pins": pattern_json(PATTERNS.get(name, SILENT))} if pins else {}),
         }
         for name, meaning in CUE_NAMES.items()
     ]
@@ -86,11 +86,24 @@ def cue_catalogue() -> list[dict[str, Any]]:
 def page_cues() -> list[dict[str, Any]]:
     """The cue catalogue as the scoreboard uses it: without the pins' patterns (most of the
     catalogue's bytes: the buzzer tunes), which only the control page shows."""
-    return [{key: value for key, value in cue.items() if key != "pins"} for cue in cue_catalogue()]
+    return cue_catalogue(pins=False)
 
 
 def version(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+VERSIONS = "companion.game-versions"
+
+
+def versions() -> dict[str, str]:
+    """Each game's version, for GET /api/games/<game>?v=: made once per app, not on every page
+    (its games, packs and renderer files are fixed when it starts, as the static files are)."""
+    made: dict[str, str] | None = current_app.extensions.get(VERSIONS)
+    if made is None:
+        engines = services().table.engines
+        made = current_app.extensions[VERSIONS] = {game: version(game_json(e)) for game, e in engines.items()}
+    return made
 
 
 def first_look() -> Inline:
@@ -100,8 +113,7 @@ def first_look() -> Inline:
     engines = services().table.engines
     view = services().table.view()
     shown = [game_json(engines[view["game"]])] if view.get("game") in engines else []
-    versions = {game: version(game_json(engine)) for game, engine in engines.items()}
-    data = {"view": view, "games": shown, "cues": page_cues(), "versions": versions}
+    data = {"view": view, "games": shown, "cues": page_cues(), "versions": versions()}
     scripts = tuple(game["renderer"]["js"] for game in shown if game["renderer"]["js"])
     styles = tuple(game["renderer"]["css"] for game in shown if game["renderer"]["css"])
     return Inline(data, scripts, styles)
@@ -121,7 +133,7 @@ def one_game(game: str) -> Any:
         abort(404, description=f"No game {game!r} here.")
     data = game_json(engine)
     response = jsonify(data)
-    if request.args.get("v") == version(data):
+    if request.args.get("v") == versions()[game]:
         response.headers["Cache-Control"] = f"public, max-age={YEAR}, immutable"
     return response
 
