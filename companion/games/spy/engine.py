@@ -257,7 +257,7 @@ class Spy(Engine[SpyState]):
         state.last_outcome = outcome
         state.log.append(text)
         for seat in {s for s in (spier, owner) if s is not None}:
-            state.outcomes[seat] = outcome
+            state.outcomes[seat] = dict(outcome)  # a dict of its own: a state holds no object twice
 
     def _not_playing(self, state: SpyState) -> str:
         if state.status is Status.SETUP:

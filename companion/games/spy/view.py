@@ -130,7 +130,7 @@ def _last_out(state: SpyState) -> dict[str, Any] | None:
     if last is None:
         return None
     seat = last["spier"] if last["kind"] == "boom" else last["owner"]
-    if seat is None or not state.eliminated[seat] or state.outcomes[seat] is not last:
+    if seat is None or not state.eliminated[seat] or state.outcomes[seat] != last:
         return None
     return {"seat": seat, "name": state.players[seat], "reason": out_reason(state, seat)}
 

@@ -297,7 +297,7 @@ class SpyTeam(Engine[SpyTeamState]):
         state.log += told(cues)
         if not team.tiles_left:
             state.status = Status.GAME_OVER
-            state.winners = winners
+            state.winners = list(winners)  # its own list: a state holds no object twice (copy_state)
             cues.append(
                 Cue(
                     "game-won",
