@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from companion.core.cues import Cue
-from companion.games.base import Action, Engine, Event, GameError, Prompt, Status
+from companion.games.base import Action, Engine, Event, GameError, Prompt, Status, copy_state
 from companion.table.entries import Entry
 from companion.table.journal import Journal, JournalError
 
@@ -79,6 +79,9 @@ class Table:
         self._events: list[Event] = []
         self._game: str | None = None
         self._state: Any = None
+        # A copy of `_state` for the next input's check (Engine.apply_to_copy), made after the input
+        # before was announced: a tap's check before its journal commit is then only the rules.
+        self._spare: Any = None
         self._view: dict[str, Any] = dict(IDLE_VIEW)  # the public view of (_game, _state), kept current
         current = journal.game_in_force()  # reads back to the last start in force, no further
         # The journal entry that started the game in force: its seq and time name the game for good
@@ -87,6 +90,7 @@ class Table:
         self.game_start: Entry | None = current[0] if current else None
         self._events = [entry.event for entry in current]
         self._settle(*self._fold(self._events))
+        self._make_spare()
         if self.game_start is not None:  # finished games still in the live file (a journal from
             journal.archive(before=self.game_start.seq)  # before archives, or one a crash cut short)
 
@@ -185,6 +189,7 @@ class Table:
             self._events, self.game_start = remaining, start
             self._settle(game, state, view)
             self._emit([Cue("undo", text=taken)], view)
+            self._make_spare()
             return answer
 
     def submit(self, event: Event, key: str | None = None) -> dict[str, Any]:
@@ -193,16 +198,17 @@ class Table:
             replay = self._replay(key, event)
             if replay is not None:
                 return replay
+            spare, self._spare = self._spare, None  # this check uses it up, whatever it finds
             try:
-                game, state, cues = self._next(event, self._game, self._state)
+                game, state, cues = self._next(event, self._game, self._state, spare)
             except GameError as error:
                 self._refuse(error)
-            asked_before = self._asking()
             # A keyed input journals its answer with it; any other (a reader's tap) gets its view
-            # made after the commit and the buzzer's first step.
+            # made after the commit and the buzzer's first step, as all that follows.
             view = self._view_of(game, state) if key is not None else None
             entry = self._write(event, key, view)
             self._first_step(cues)
+            asked_before = self._asking()  # of the game before this input: it is settled below
             view = self._view_of(game, state) if view is None else view
             if event.get("type") == "start":  # a new game: the one before is read back only on undo
                 self._events, self.game_start = [event], entry
@@ -213,6 +219,7 @@ class Table:
             self._emit(cues, view)
             if event.get("type") == "start":
                 self.journal.archive(before=entry.seq)  # after the cues: the games before go to the archive
+            self._make_spare()
             return view
 
     def _asking(self) -> tuple[int | None, int]:
@@ -250,8 +257,11 @@ class Table:
 
     # Internals
 
-    def _next(self, event: Event, current: str | None, state: Any) -> tuple[str, Any, list[Cue]]:
-        """What `event` would make of the game `current` in `state`, without changing the table."""
+    def _next(
+        self, event: Event, current: str | None, state: Any, spare: Any = None
+    ) -> tuple[str, Any, list[Cue]]:
+        """What `event` would make of the game `current` in `state`, without changing the table;
+        checked on `spare`, a copy of `state` made ahead, if there is one."""
         if event.get("type") == "start":
             game = event.get("game")
             if not isinstance(game, str) or game not in self.engines:
@@ -266,7 +276,7 @@ class Table:
         if current is None:
             raise GameError("No game is running: start one from the control page.")
         engine = self.engines[current]
-        state, cues = engine.apply(state, event)
+        state, cues = engine.apply(state, event) if spare is None else engine.apply_to_copy(spare, event)
         return current, state, cues
 
     def _replay(self, key: str | None, event: Event) -> dict[str, Any] | None:
@@ -323,9 +333,13 @@ class Table:
 
     def _settle(self, game: str | None, state: Any, view: dict[str, Any] | None = None) -> dict[str, Any]:
         """Make (game, state) the table's current game, with its public view computed once."""
-        self._game, self._state = game, state
+        self._game, self._state, self._spare = game, state, None
         self._view = self._view_of(game, state) if view is None else view
         return self._view
+
+    def _make_spare(self) -> None:
+        """The next input's copy of the state, made once this one has been announced."""
+        self._spare = None if self._game is None else copy_state(self._state)
 
     def _refuse(self, error: GameError, **data: Any) -> NoReturn:
         self._emit([Cue(error.cue, text=str(error), data=data)], None)

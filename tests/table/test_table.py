@@ -112,6 +112,35 @@ def test_a_refused_input_plays_an_error_cue_and_changes_nothing(tmp_path: Path) 
     assert not any(kind == "state" for kind, _ in heard)
 
 
+def test_a_check_that_changed_its_copy_then_refused_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inputs are checked on a copy of the state made ahead (`Table._spare`): one the rules changed
+    half-way before refusing is dropped, and the next input is checked on a fresh copy."""
+    table, _ = new_table(tmp_path / "j.db")
+    ready(table)
+    engine = table.engines["spy-team"]
+    rules = type(engine)._apply
+
+    def half_then_refuse(self: Any, state: Any, event: dict[str, Any]) -> list[Cue]:
+        if event.get("card") == "spy-team/blue-9":
+            state.played.append("spy-team/red-1")  # a change the copy keeps, then the refusal
+            state.log.append("Half done.")
+            raise GameError("Refused half-way.")
+        return rules(self, state, event)
+
+    monkeypatch.setattr(type(engine), "_apply", half_then_refuse)
+    before = table.view()
+    with pytest.raises(GameError, match="half-way"):
+        table.tap(card="spy-team/blue-9")
+    assert table.view() == before
+    table.tap(card="spy-team/red-1")  # not played yet: the half-done change is gone
+    assert [play["card"] for play in table.view()["trick"]] == ["spy-team/red-1"]
+    assert "Half done." not in table.view()["log"]
+    resumed, _ = new_table(tmp_path / "j.db")
+    assert resumed.view() == table.view()
+
+
 def test_an_unknown_tag_plays_the_unknown_card_cue_with_its_uid(tmp_path: Path) -> None:
     table, heard = new_table(tmp_path / "j.db")
     ready(table)
