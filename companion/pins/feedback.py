@@ -189,6 +189,12 @@ class Feedback:
         self.status_led = self.outputs.status_led
         self.buzzer = self.outputs.buzzer
         self.active_buzzer = not isinstance(self.buzzer, TonalBuzzer)
+        # The tonal buzzer's range, read once: gpiozero works it out in Tone arithmetic on every ask.
+        self._tones = (
+            (self.buzzer.min_tone.frequency, self.buzzer.max_tone.frequency)
+            if isinstance(self.buzzer, TonalBuzzer)
+            else (0.0, 0.0)
+        )
         self._cond = threading.Condition()
         self._queue: deque[_Request] = deque()
         self._view: Mapping[str, Any] | None = None
@@ -244,23 +250,28 @@ class Feedback:
             same_burst = not self._state_since_cue and now - self._last_cue < BURST_SECONDS
             self._last_cue, self._state_since_cue = now, False
             if not pattern.silent:
-                request = _Request(name, pattern, targets_of(cue), self.sound.audible(self.clock()))
-                if not same_burst:
+                audible = self._audible()
+                started = None
+                if not same_burst:  # the buzzer's first step before anything else is done for it
+                    started = self._start(pattern, audible)
                     self._queue.clear()
-                    self._start(request)
-                self._queue.append(request)
+                self._queue.append(_Request(name, pattern, targets_of(cue), audible, started))
             self._cond.notify_all()
 
-    def _start(self, request: _Request) -> None:
-        """Cut whatever plays and set the buzzer's first step for `request` (under the lock)."""
+    def _audible(self) -> bool:
+        """Whether the buzzer may sound now; the clock is read only if there are quiet hours."""
+        return self.sound.enabled and (self.sound.quiet_hours is None or self.sound.audible(self.clock()))
+
+    def _start(self, pattern: Pattern, audible: bool) -> float:
+        """Cut whatever plays and set the buzzer's first step of `pattern` (under the lock); when."""
         cutting, self._cut = self._busy, True  # the worker's job in hand is stale: it writes no more
-        tone = first_tone(request.pattern.tune, self.active_buzzer) if request.audible else None
+        tone = first_tone(pattern.tune, self.active_buzzer) if audible else None
         if tone is not None or cutting:  # a silent start still silences the pattern it cuts
             try:
                 self._buzz(tone)
             except Exception:  # a pin that fails must not refuse the input that was just journaled
                 log.exception("feedback buzzer failed")
-        request.started = time.monotonic()
+        return time.monotonic()
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until every queued pattern has played and the rest state is shown."""
@@ -352,9 +363,10 @@ class Feedback:
         if isinstance(self.buzzer, TonalBuzzer):
             if value is None or value is False:
                 self.buzzer.stop()
-            else:
-                low, high = self.buzzer.min_tone.frequency, self.buzzer.max_tone.frequency
-                self.buzzer.play(min(max(float(value), low), high))
+            else:  # what TonalBuzzer.play does, without its range check in Tones: the range is known
+                low, high = self._tones
+                self.buzzer.pwm_device.pin.frequency = min(max(float(value), low), high)
+                self.buzzer.pwm_device.value = 0.5
         else:
             self.buzzer.value = bool(value)
 
