@@ -253,14 +253,14 @@ class Engine(ABC, Generic[S]):
         """Apply one event to a copy of `state`; return the new state and its cues."""
         return self.apply_to_copy(copy_state(state), event)
 
-    def apply_to_copy(self, copy: S, event: Event) -> tuple[S, list[Cue]]:
+    def apply_to_copy(self, own_copy: S, event: Event) -> tuple[S, list[Cue]]:
         """`apply` on a copy of the state (`copy_state`) that the caller made and hands over: it
         becomes the new state, or after a GameError is left half-changed, to be dropped. The table
         makes its copy ahead of the next input (companion.table.table: `Table._spare`)."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise GameError("An input needs a type.")
-        cues = self._apply(copy, event)
-        return copy, cues
+        cues = self._apply(own_copy, event)
+        return own_copy, cues
 
     @abstractmethod
     def _apply(self, state: S, event: Event) -> list[Cue]:

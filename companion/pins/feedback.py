@@ -98,13 +98,14 @@ class Sound:
             raise ConfigError(f'[sound] quiet_hours must look like "22:00-08:00", not {hours!r}') from None
         return cls(enabled, (start, end))
 
-    def audible(self, now: datetime) -> bool:
+    def audible(self, clock: Callable[[], datetime]) -> bool:
+        """Whether the buzzer may sound now; `clock` is read only if there are quiet hours."""
         if not self.enabled:
             return False
         if self.quiet_hours is None:
             return True
         start, end = self.quiet_hours
-        moment = now.time()
+        moment = clock().time()
         # A span such as 22:00-08:00 runs over midnight.
         quiet = start <= moment < end if start <= end else (moment >= start or moment < end)
         return not quiet
@@ -250,17 +251,13 @@ class Feedback:
             same_burst = not self._state_since_cue and now - self._last_cue < BURST_SECONDS
             self._last_cue, self._state_since_cue = now, False
             if not pattern.silent:
-                audible = self._audible()
+                audible = self.sound.audible(self.clock)
                 started = None
                 if not same_burst:  # the buzzer's first step before anything else is done for it
                     started = self._start(pattern, audible)
                     self._queue.clear()
                 self._queue.append(_Request(name, pattern, targets_of(cue), audible, started))
             self._cond.notify_all()
-
-    def _audible(self) -> bool:
-        """Whether the buzzer may sound now; the clock is read only if there are quiet hours."""
-        return self.sound.enabled and (self.sound.quiet_hours is None or self.sound.audible(self.clock()))
 
     def _start(self, pattern: Pattern, audible: bool) -> float:
         """Cut whatever plays and set the buzzer's first step of `pattern` (under the lock); when."""

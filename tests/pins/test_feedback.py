@@ -647,13 +647,26 @@ def test_quiet_hours_silence_the_buzzer(hour: int, audible: bool) -> None:
         rig.feedback.close()
 
 
+def at(hour: int, minute: int) -> Callable[[], datetime]:
+    """A clock stopped at hour:minute on a day."""
+    return lambda: datetime(2024, 1, 1, hour, minute)
+
+
 def test_quiet_hours_within_one_day_and_over_midnight() -> None:
     day = Sound.from_config({"quiet_hours": "13:00-15:30"})
-    assert not day.audible(datetime(2024, 1, 1, 14, 0)) and day.audible(datetime(2024, 1, 1, 15, 30))
+    assert not day.audible(at(14, 0)) and day.audible(at(15, 30))
     night = Sound.from_config({"quiet_hours": "22:00-08:00"})
-    assert not night.audible(datetime(2024, 1, 1, 22, 0)) and night.audible(datetime(2024, 1, 1, 21, 59))
-    assert Sound.from_config({}).audible(datetime(2024, 1, 1, 3, 0))
-    assert not Sound.from_config({"enabled": False}).audible(datetime(2024, 1, 1, 12, 0))
+    assert not night.audible(at(22, 0)) and night.audible(at(21, 59))
+    assert Sound.from_config({}).audible(at(3, 0))
+    assert not Sound.from_config({"enabled": False}).audible(at(12, 0))
+
+
+def test_the_clock_is_read_only_when_there_are_quiet_hours() -> None:
+    def unread() -> datetime:
+        raise AssertionError("the clock was read")
+
+    assert Sound.from_config({}).audible(unread)
+    assert not Sound.from_config({"enabled": False, "quiet_hours": "13:00-15:30"}).audible(unread)
 
 
 @pytest.mark.parametrize(
