@@ -1,4 +1,4 @@
-"""The scoreboard's sheets keep to the type scale of app.css (issue 22): every font-size a
+"""The scoreboard's sheets (and the control page's) keep to the type scale of app.css (issue 22): every font-size a
 `var(--fs-N)` (N hundredths of a rem) or relative to its parent (em), every weight 400 or 700.
 
 Why it matters: a page's first frame waits for a font of each size and weight it shows, and a new
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 WEB = Path(__file__).parents[2] / "web" / "css"
-SHEETS = [WEB / "app.css", WEB / "results.css", *sorted((WEB / "games").glob("*.css"))]
+SHEETS = [WEB / "app.css", WEB / "results.css", WEB / "control.css", *sorted((WEB / "games").glob("*.css"))]
 RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 TOKEN = re.compile(r"var\(--fs-(\d+)\)")
 SCALE_TOKEN = re.compile(r"--fs-(\d+):\s*([\d.]+)rem")
