@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // Shared by the scoreboard and the control page: DOM helper, the event stream, the API, the games and
 // cues as the server describes them, game renderers loaded by name.
 "use strict";

@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // The public scoreboard: follows the table live over /api/events; shows only the public view.
 "use strict";
 

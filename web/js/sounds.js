@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // The page's sounds for the cues, made with WebAudio (no sound files) from the cue catalogue's notes
 // and noise bursts (a hiss for the lit bomb, a burst for BOOM). Browsers only allow sound after a tap
 // on the page.

@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // SPY x FAMILY: Mission for Peanuts on the scoreboard: one panel per seat with the Role (face up), what
 // it protects from, the cards in hand (as a count), the discard pile in order (face-down cards as
 // backs), the Peanut Points and who is out; above them the deck, the target, the set-aside Assassin,

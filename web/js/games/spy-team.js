@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // Spy Team on the scoreboard: four seats around the table (partners facing each other), the trick in
 // the middle, each seat's tricks against its target, the teams' missions and tiles, and a summary when
 // a round or the game ends. Everything comes from the public view: the companion never sees a hand.

@@ -1,3 +1,6 @@
+//# allFunctionsCalledOnLoad
+// (A hint to V8: compile all of this file's functions as it loads, off the page's thread; most of
+// them draw the first frame. docs/performance.md, "Compiled while it loads".)
 // SPY on the scoreboard: one panel per player in their colour, with the exposure track (which cards
 // are face up, which is the next target), the lit bombs as a count (never which bomb) and the latest
 // outcome. Everything shown comes from the public view; the view holds no hidden card, so neither can this.
