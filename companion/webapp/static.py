@@ -13,7 +13,10 @@ A page may carry its first look (issue 22): the scoreboard's `<!-- first look --
 request, its game's renderer (style sheet and deferred, render-blocking script, versioned) and the
 data to draw the table's state at once, as JSON in a `<script type="application/json"
 id="first-look">`, so the board needs no chain of fetches. `?first-look=0` serves the page without
-it (the fetches of before, for the benchmark beside it).
+it (the fetches of before, for the benchmark beside it). A page with its first look names its style
+sheets as one file and its scripts as one (`bundle`: the files one after another, in the page's
+order, versioned as any file): each file asked for is work for a new page before it can draw, and
+each sheet that arrives on its own restyles it once more.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ YEAR = 365 * 24 * 3600
 TEXT_TYPES = ("text/", "application/javascript", "image/svg+xml", "application/json")
 _REFERENCE = re.compile(r'(["\'])/static/([^"\'?#]+)\1')
 FIRST_LOOK = "<!-- first look -->"
+# A page's own style sheets and render-blocking scripts, as `_versioned` and `page_with` write them.
+_SHEET = re.compile(r'<link rel="stylesheet" href="/static/([^"?]+)\?v=[0-9a-f]+">')
+_SCRIPT = re.compile(r'<script defer blocking="render" src="/static/([^"?]+)\?v=[0-9a-f]+"></script>')
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ class StaticFiles:
         self.root = root
         self.first_looks = dict(first_looks or {})
         self.assets: dict[str, Asset] = {}
+        self.bundles: dict[tuple[str, ...], str] = {}
         for path in sorted(root.rglob("*")):
             if path.is_file() and not path.name.startswith("."):
                 self.assets[path.relative_to(root).as_posix()] = _asset(path.name, path.read_bytes())
@@ -105,7 +112,34 @@ class StaticFiles:
         ]
         tags.append(f'<script type="application/json" id="first-look">{inline_json(inline.data)}</script>')
         text = self.assets[name].body.decode("utf-8").replace(FIRST_LOOK, "\n  ".join(tags), 1)
+        text = self._bundled(text, _SHEET, '<link rel="stylesheet" href="{}">')
+        text = self._bundled(text, _SCRIPT, '<script defer blocking="render" src="{}"></script>')
         return _page_asset(name, text)
+
+    def _bundled(self, text: str, tags: re.Pattern[str], tag: str) -> str:
+        """`text` with the files its `tags` name as one file, named where the first of them was;
+        as it is if one of its tags of that kind is for another file (a game pack's renderer, at
+        /packs/), which must keep its place in the order."""
+        names = tuple(tags.findall(text))
+        if len(names) < 2 or text.count(tag.split("{}")[0]) != len(names):
+            return text
+        first = tag.format(html.escape(self.bundle(names)))
+        found = iter(range(len(names)))
+        # The first tag becomes the bundle's; the others go, with the line they were on.
+        text = tags.sub(lambda _: first if next(found) == 0 else "", text)
+        return re.sub(r"\n[ \t]*(?=\n)", "", text)
+
+    def bundle(self, names: tuple[str, ...]) -> str:
+        """The versioned URL of one file that is the files `names` (all CSS or all scripts) one after
+        another, made on first use and then served as any other file."""
+        url = self.bundles.get(names)
+        if url is None:
+            body = b"\n".join(self.assets[name].body for name in names)
+            kind = names[0].rsplit(".", 1)[-1]
+            bundle = f"bundles/{hashlib.sha256(body).hexdigest()[:16]}.{kind}"
+            self.assets.setdefault(bundle, _asset(bundle, body))
+            url = self.bundles[names] = self.url(f"/static/{bundle}")
+        return url
 
     def response(self, name: str) -> Response:
         """The answer to a GET of file `name` (a page, or a file under /static/)."""

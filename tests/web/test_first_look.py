@@ -5,9 +5,11 @@ public view the event stream sends, nothing more."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Route, expect
@@ -68,26 +70,48 @@ def test_the_scoreboard_arrives_with_the_view_its_game_and_the_cues(client: Any)
     assert set(data["versions"]) == {game["game"] for game in catalogue["games"]}
 
 
+WEB = Path(__file__).parents[2] / "web"
+
+
+def bundled(client: Any, head: str, tag: str) -> tuple[str, bytes]:
+    """The one file of the head's `tag` elements (its URL without the version, and its body)."""
+    urls = re.findall(tag, head)
+    assert len(urls) == 1, urls
+    response = client.get(urls[0], headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response.headers["Content-Encoding"] == "gzip"
+    return re.sub(r"\?v=[0-9a-f]{16}$", "", urls[0]), gzip.decompress(response.get_data())
+
+
 def test_its_renderer_is_preloaded_in_order_and_the_old_page_is_one_flag_away(client: Any) -> None:
     client.post("/api/games", json={"game": "spy-team", "players": PLAYERS}, headers=AUTH)
     page = client.get("/").get_data(as_text=True)
     head = page.split("</head>")[0]
-    sources = [attrs["src"] or "" for attrs, _ in scripts_of(head) if "src" in attrs]
-    names = [re.sub(r"\?v=[0-9a-f]{16}$", "", source) for source in sources]
-    # Deferred scripts run in document order: the renderer after common.js, before scoreboard.js.
-    assert names == [
-        "/static/js/common.js",
-        "/static/js/sounds.js",
-        "/static/js/games/spy-team.js",
-        "/static/js/scoreboard.js",
-    ]
-    assert all(
-        attrs.get("defer") == "" or "defer" in attrs for attrs, _ in scripts_of(head) if "src" in attrs
-    )
-    assert all("?v=" in source for source in sources)
-    assert re.search(r'<link rel="stylesheet" href="/static/css/games/spy-team\.css\?v=[0-9a-f]{16}">', head)
+    assert all("defer" in attrs for attrs, _ in scripts_of(head) if "src" in attrs)
+    # One script, the files one after another in the order they must run (the renderer after
+    # common.js, before scoreboard.js), and one style sheet: a new page asks for two files, not seven.
+    url, script = bundled(client, head, r'<script defer blocking="render" src="([^"]+)"></script>')
+    files = ["common.js", "sounds.js", "games/spy-team.js", "scoreboard.js"]
+    assert url.startswith("/static/bundles/") and url.endswith(".js")
+    assert script == b"\n".join((WEB / "js" / name).read_bytes() for name in files)
+    url, sheet = bundled(client, head, r'<link rel="stylesheet" href="([^"]+)">')
+    files = ["app.css", "results.css", "games/spy-team.css"]
+    assert url.startswith("/static/bundles/") and url.endswith(".css")
+    assert sheet == b"\n".join((WEB / "css" / name).read_bytes() for name in files)
     plain = client.get("/?first-look=0").get_data(as_text=True)
-    assert 'id="first-look"' not in plain and "games/spy-team" not in plain
+    assert 'id="first-look"' not in plain and "games/spy-team" not in plain and "bundles/" not in plain
+    assert "/static/js/common.js?v=" in plain
+
+
+def test_a_page_of_another_game_has_its_own_bundles(client: Any) -> None:
+    first = client.get("/").get_data(as_text=True).split("</head>")[0]
+    client.post("/api/games", json={"game": "spy", "players": PLAYERS[:3]}, headers=AUTH)
+    then = client.get("/").get_data(as_text=True).split("</head>")[0]
+    _, idle = bundled(client, first, r'<script defer blocking="render" src="([^"]+)"></script>')
+    _, spy = bundled(client, then, r'<script defer blocking="render" src="([^"]+)"></script>')
+    assert b'registerGame("spy"' not in idle and b'registerGame("spy"' in spy
+    assert spy.startswith(idle.split(b"\n", 1)[0])  # the compile hint stays the bundle's first line
 
 
 def test_an_idle_table_inlines_no_game(client: Any) -> None:
@@ -116,8 +140,9 @@ def test_a_player_named_like_markup_stays_text_in_the_page(client: Any) -> None:
     assert response.status_code == 201, response.get_json()
     page = client.get("/").get_data(as_text=True)
     assert not any(name in page for name in names[:3])
-    # The parser sees the page's own scripts and no other, and the names come back whole.
-    assert len(scripts_of(page)) == 5
+    # The parser sees the page's own scripts and no other (its bundle, its first look), and the names
+    # come back whole.
+    assert len(scripts_of(page)) == 2
     assert [player["name"] for player in first_look(client)["view"]["players"]] == names
 
 
@@ -186,7 +211,11 @@ def test_the_board_is_drawn_with_no_catalogue_and_no_stream(browser: Browser, se
     page.goto(server.url + "/")
     expect(page.locator("#title")).to_have_text("Spy Team")
     expect(page.locator('.seat[data-seat="3"]')).to_contain_text("Dee")
-    assert page.locator("link[href*='games/spy-team.css']").count() == 1
+    # Its renderer's sheet came in the page's one sheet, its script in the one script.
+    assert page.locator("link[rel=stylesheet]").count() == 1
+    assert page.locator("link[href*='/static/bundles/']").count() == 1
+    rules = "[...document.styleSheets[0].cssRules].map((rule) => rule.selectorText || '')"
+    assert any(selector.startswith(".spy-team ") for selector in page.evaluate(rules))
     assert not any("/api/games" in url for url in asked)  # the stream was tried, the catalogue never
     assert errors == []
     page.close()

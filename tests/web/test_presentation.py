@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,30 @@ def test_a_toy_game_from_a_pack_plays_through_both_pages(browser: Browser, toy_s
     assert json.dumps(errors) == "[]"
     board.close()
     control.close()
+
+
+def test_a_pack_game_s_page_keeps_its_renderer_in_its_place(browser: Browser, toy_server: Server) -> None:
+    """The scoreboard's files are sent as one script and one sheet, except when the game's renderer
+    is a pack's (/packs/): then every file keeps its own tag, so the renderer still runs after
+    common.js and before scoreboard.js, and its sheet comes after the page's."""
+    toy_server.call("POST", "/api/games", {"game": "toy-race", "players": ["Ann", "Bob"]})
+    with urllib.request.urlopen(toy_server.url + "/") as response:
+        head = response.read().decode("utf-8").split("</head>")[0]
+    scripts = [re.sub(r"\?v=\w+$", "", src) for src in re.findall(r'<script defer[^>]* src="([^"]+)"', head)]
+    assert scripts == [
+        "/static/js/common.js",
+        "/static/js/sounds.js",
+        "/packs/toy-race.js",
+        "/static/js/scoreboard.js",
+    ]
+    sheets = [
+        re.sub(r"\?v=\w+$", "", href) for href in re.findall(r'<link rel="stylesheet" href="([^"]+)"', head)
+    ]
+    assert sheets == ["/static/css/app.css", "/static/css/results.css", "/packs/toy-race.css"]
+    errors: list[str] = []
+    board = browser.new_page(viewport={"width": 1280, "height": 800})
+    board.on("pageerror", lambda error: errors.append(str(error)))
+    board.goto(toy_server.url + "/")
+    expect(board.locator('.toy-race .lane[data-seat="1"] .progress')).to_have_text("0 / 5")
+    assert errors == []
+    board.close()

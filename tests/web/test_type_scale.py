@@ -1,5 +1,6 @@
-"""The scoreboard's sheets (and the control page's) keep to the type scale of app.css (issue 22): every font-size a
-`var(--fs-N)` (N hundredths of a rem) or relative to its parent (em), every weight 400 or 700.
+"""The scoreboard's sheets (and the control page's) keep to the type scale of app.css (issue 22):
+every font-size a `var(--fs-N)` (N hundredths of a rem) or relative to its parent (em), every
+weight 400 or 700.
 
 Why it matters: a page's first frame waits for a font of each size and weight it shows, and a new
 page asks the system for each one anew (docs/performance.md, "Fewer font sizes"): sixteen of them
