@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import site
 import subprocess
 import sys
@@ -63,7 +64,10 @@ def test_the_wheel_installs_and_serves_its_pages_from_another_folder(tmp_path: P
                 break
         base = f"http://127.0.0.1:{port}"
         with urllib.request.urlopen(base + "/", timeout=5) as page:
-            assert b"/static/js/scoreboard.js" in page.read()
+            bundle = re.search(rb'src="(/static/bundles/\w+\.js\?v=\w+)"', page.read())
+        assert bundle is not None  # the page's scripts, one after another (scoreboard.js last)
+        with urllib.request.urlopen(base + bundle.group(1).decode(), timeout=5) as script:
+            assert b"The public scoreboard: follows the table live" in script.read()
         with urllib.request.urlopen(base + "/static/js/common.js", timeout=5) as script:
             assert b"registerGame" in script.read()
         with urllib.request.urlopen(base + "/api/games", timeout=5) as games:
