@@ -40,9 +40,11 @@ YEAR = 365 * 24 * 3600
 TEXT_TYPES = ("text/", "application/javascript", "image/svg+xml", "application/json")
 _REFERENCE = re.compile(r'(["\'])/static/([^"\'?#]+)\1')
 FIRST_LOOK = "<!-- first look -->"
-# A page's own style sheets and render-blocking scripts, as `_versioned` and `page_with` write them.
-_SHEET = re.compile(r'<link rel="stylesheet" href="/static/([^"?]+)\?v=[0-9a-f]+">')
-_SCRIPT = re.compile(r'<script defer blocking="render" src="/static/([^"?]+)\?v=[0-9a-f]+"></script>')
+# A style sheet and a render-blocking script, as the pages write them and `page_with` adds them;
+# `_OWN` finds those of this server's files (/static/, versioned), which may go into a bundle.
+SHEET_TAG = '<link rel="stylesheet" href="{}">'
+SCRIPT_TAG = '<script defer blocking="render" src="{}"></script>'
+_OWN = r"/static/([^\"?]+)\?v=[0-9a-f]+"
 
 
 @dataclass(frozen=True)
@@ -104,30 +106,26 @@ class StaticFiles:
 
     def page_with(self, name: str, inline: Inline) -> Asset:
         """Page `name` carrying `inline` at its `<!-- first look -->`."""
-        tags = [f'<link rel="stylesheet" href="{html.escape(self.url(url))}">' for url in inline.styles]
+        tags = [SHEET_TAG.format(html.escape(self.url(url))) for url in inline.styles]
         # Render-blocking (as the page's own scripts): the first frame is the board, not an empty page.
-        tags += [
-            f'<script defer blocking="render" src="{html.escape(self.url(url))}"></script>'
-            for url in inline.scripts
-        ]
+        tags += [SCRIPT_TAG.format(html.escape(self.url(url))) for url in inline.scripts]
         tags.append(f'<script type="application/json" id="first-look">{inline_json(inline.data)}</script>')
         text = self.assets[name].body.decode("utf-8").replace(FIRST_LOOK, "\n  ".join(tags), 1)
-        text = self._bundled(text, _SHEET, '<link rel="stylesheet" href="{}">')
-        text = self._bundled(text, _SCRIPT, '<script defer blocking="render" src="{}"></script>')
-        return _page_asset(name, text)
+        return _page_asset(name, self._bundled(self._bundled(text, SHEET_TAG), SCRIPT_TAG))
 
-    def _bundled(self, text: str, tags: re.Pattern[str], tag: str) -> str:
-        """`text` with the files its `tags` name as one file, named where the first of them was;
-        as it is if one of its tags of that kind is for another file (a game pack's renderer, at
-        /packs/), which must keep its place in the order."""
-        names = tuple(tags.findall(text))
-        if len(names) < 2 or text.count(tag.split("{}")[0]) != len(names):
+    def _bundled(self, text: str, tag: str) -> str:
+        """`text` with the files its `tag`s name as one file, named where the first of them was;
+        as it is if one of them is for another file (a game pack's renderer, at /packs/), which
+        must keep its place in the order."""
+        opening, closing = tag.split("{}")
+        # Each tag on a line of its own (the pages' and `page_with`'s): the line goes with the tag.
+        own = re.compile(r"(\n[ \t]*)" + re.escape(opening) + _OWN + re.escape(closing))
+        found = list(own.finditer(text))
+        if len(found) < 2 or text.count(opening) != len(found):
             return text
-        first = tag.format(html.escape(self.bundle(names)))
-        found = iter(range(len(names)))
-        # The first tag becomes the bundle's; the others go, with the line they were on.
-        text = tags.sub(lambda _: first if next(found) == 0 else "", text)
-        return re.sub(r"\n[ \t]*(?=\n)", "", text)
+        bundle = tag.format(html.escape(self.bundle(tuple(match.group(2) for match in found))))
+        first = found[0].start()
+        return own.sub(lambda match: match.group(1) + bundle if match.start() == first else "", text)
 
     def bundle(self, names: tuple[str, ...]) -> str:
         """The versioned URL of one file that is the files `names` (all CSS or all scripts) one after

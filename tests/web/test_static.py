@@ -21,9 +21,8 @@ def test_pages_name_their_files_by_content_and_those_are_cached_for_a_year(clien
         assert response.status_code == 200, reference
         assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
         name = reference.split("?")[0].removeprefix("/static/")
-        if name.startswith(
-            "bundles/"
-        ):  # files one after another (tests/web/test_first_look.py), named by content
+        # A bundle is files one after another (tests/web/test_first_look.py), named by its content.
+        if name.startswith("bundles/"):
             assert name.split("/")[1].split(".")[0] == hashlib.sha256(response.get_data()).hexdigest()[:16]
         else:
             assert response.get_data() == (web_dir() / name).read_bytes()
